@@ -1,0 +1,134 @@
+"""Building a collection in-process through Dagster, stage by stage, as the UI would.
+
+Each stage is materialised as its own run of the same asset definitions the UI shows,
+in lineage order, against the workspace's Dagster instance, so CLI builds appear in the
+UI's run history and partitions. Running stage by stage lets the CLI show progress and
+stop at the first failing stage or blocking contract check.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from dagster_project.defs.stage_result import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
+from dagster_project.partitions import collections_partitions
+from dagster_project.resources import PipelineSettings, WarehouseResource
+from memory.workspace import Workspace, check_collection_name
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+class BuildFailed(RuntimeError):
+    """A stage failed or its blocking contract check did not pass."""
+
+
+@dataclass
+class StageSummary:
+    """Figures of one stage run, as reported in its materialisation metadata."""
+
+    stage: str
+    rows_in: int
+    rows_out: int
+    quarantined: int
+    seconds: float
+    skipped: bool
+    checks: dict[str, bool] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
+    """The workspace's Dagster instance (DAGSTER_HOME under it unless set), telemetry off."""
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(workspace.dagster_home)))
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text("telemetry:\n  enabled: false\n")
+    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+    return dg.DagsterInstance.get()
+
+
+def stage_order(assets: Sequence[dg.AssetsDefinition]) -> list[dg.AssetKey]:
+    """Asset keys in lineage order."""
+    graph = dg.Definitions(assets=assets).resolve_asset_graph()
+    return list(graph.toposorted_asset_keys)
+
+
+def build_collection(
+    collection: str,
+    inputs: Sequence[str],
+    workspace: Workspace,
+    assets: Sequence[dg.AssetsDefinition],
+    settings: PipelineSettings | None = None,
+    on_stage: Callable[[str, StageSummary | None], None] = lambda stage, summary: None,
+) -> list[StageSummary]:
+    """Register `collection` with its `inputs` and materialise every stage for it.
+
+    `on_stage(stage, None)` is called when a stage starts and `on_stage(stage, summary)`
+    when it ends. Raises BuildFailed naming the stage that failed.
+    """
+    check_collection_name(collection)
+    missing = [p for p in inputs if not Path(p).exists()]
+    if missing:
+        raise FileNotFoundError(f"input path(s) not found: {', '.join(missing)}")
+    instance = prepare_instance(workspace)
+    warehouse = WarehouseResource(root=str(workspace.root))
+    warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])
+    instance.add_dynamic_partitions(collections_partitions.name, [collection])
+    resources = {"warehouse": warehouse, "settings": settings or PipelineSettings()}
+    summaries = []
+    for key in stage_order(assets):
+        stage = key.to_user_string()
+        on_stage(stage, None)
+        result = dg.materialize(
+            assets,
+            selection=[key],
+            partition_key=collection,
+            instance=instance,
+            resources=resources,
+            run_config=QUIET_LOGS,
+            raise_on_error=False,
+            tags={"kgmem/collection": collection},
+        )
+        summary = _summary(stage, result)
+        on_stage(stage, summary)
+        summaries.append(summary)
+        failed_checks = [name for name, passed in summary.checks.items() if not passed]
+        if not result.success or failed_checks:
+            raise BuildFailed(_failure_message(stage, result, failed_checks))
+    return summaries
+
+
+def _summary(stage: str, result: dg.ExecuteInProcessResult) -> StageSummary:
+    materializations = result.asset_materializations_for_node(stage) if result.success else []
+    metadata = (
+        {k: v.value for k, v in materializations[0].metadata.items()} if materializations else {}
+    )
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    return StageSummary(
+        stage=stage,
+        rows_in=int(metadata.get(ROWS_IN, 0)),
+        rows_out=int(metadata.get(ROWS_OUT, 0)),
+        quarantined=int(metadata.get(QUARANTINED, 0)),
+        seconds=float(metadata.get(SECONDS, 0.0)),
+        skipped=bool(metadata.get(SKIPPED, False)),
+        checks=checks,
+        metadata=metadata,
+    )
+
+
+def _failure_message(
+    stage: str, result: dg.ExecuteInProcessResult, failed_checks: list[str]
+) -> str:
+    if failed_checks:
+        return f"stage {stage}: blocking contract check(s) failed: {', '.join(failed_checks)}"
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data is not None:
+            error = event.step_failure_data.error
+            return f"stage {stage} failed: {error.message.strip() if error else 'unknown error'}"
+    return f"stage {stage} failed"

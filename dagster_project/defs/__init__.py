@@ -1,0 +1,1 @@
+"""One folder per stage; each holds the stage's asset (and its checks)."""

@@ -1,0 +1,59 @@
+"""Running a per-segment Beam pipeline for the documents a stage has not processed yet.
+
+Shared by the NER and relation stages: select the pending documents, hand their rows to
+Beam as Parquet, run the pipeline on the configured runner, and load the sharded output
+back into the warehouse for exactly those documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import apache_beam as beam
+import pyarrow as pa
+
+from dagster_project.resources import PipelineSettings, WarehouseResource
+from pipelines.options import SpacyStageConfig
+from pipelines.parquet_io import clear_shards, read_shards, write_input
+
+BuildFn = Callable[[beam.Pipeline, str, str, SpacyStageConfig], beam.PCollection]
+
+
+@dataclass(frozen=True)
+class PendingDocuments:
+    """Documents of a collection that a stage must (re)process, and those it must drop."""
+
+    todo: list[str]
+    stale: list[str]
+
+    @classmethod
+    def of(
+        cls, warehouse: WarehouseResource, collection: str, stage: str, upstream: str
+    ) -> PendingDocuments:
+        done, ready = warehouse.ledger(collection, stage), warehouse.ledger(collection, upstream)
+        return cls(sorted(ready - done), sorted(done - ready))
+
+
+def run_beam_stage(
+    *,
+    warehouse: WarehouseResource,
+    settings: PipelineSettings,
+    collection: str,
+    stage: str,
+    pending: PendingDocuments,
+    inputs: pa.Table,
+    build: BuildFn,
+    output_schema: pa.Schema,
+) -> pa.Table:
+    """Run `build` over `inputs` and store its output as `stage`'s rows of `pending.todo`."""
+    folder = warehouse.workspace.parquet_dir(collection, stage)
+    output_prefix = folder / "output" / "part"
+    clear_shards(output_prefix)
+    if inputs.num_rows:
+        input_pattern = write_input(inputs, folder / "input")
+        with beam.Pipeline(options=settings.beam_options()) as p:
+            build(p, input_pattern, str(output_prefix), settings.spacy_stage())
+    output = read_shards(output_prefix, output_schema)
+    warehouse.replace_documents(stage, collection, stage, pending.todo, output, pending.stale)
+    return output

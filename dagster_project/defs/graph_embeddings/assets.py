@@ -1,0 +1,93 @@
+"""Stage 7: embed segments and entities into LanceDB, with a native full-text index."""
+
+import functools
+import time
+
+import dagster as dg
+import pyarrow as pa
+
+from dagster_project.defs.stage_result import stage_result
+from dagster_project.partitions import collections_partitions
+from dagster_project.resources import PipelineSettings, WarehouseResource
+from memory.lance_tables import sync_table
+from memory.workspace import lance_table_name
+from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_SEGMENTS
+from transforms.embedding import encode
+from transforms.graph_links import entity_description, segment_entity_ids
+
+SEGMENTS_SQL = """
+SELECT s.segment_id, s.doc_id, s.kind, s.text, s.char_start, s.char_end, s.speaker,
+       s.session_id, s.turn_id, s.observed_at, d.title, d.source_path
+FROM segments s JOIN documents d ON d.collection = s.collection AND d.doc_id = s.doc_id
+WHERE s.collection = ? AND list_contains(?, s.kind)
+ORDER BY s.segment_id
+"""
+SURFACES_SQL = """
+SELECT segment_id, text AS surface FROM entity_mentions WHERE collection = ?
+UNION ALL
+SELECT segment_id, head_text FROM relation_candidates
+WHERE collection = ? AND pattern LIKE '%+speaker'
+"""
+ENTITIES_SQL = """
+SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
+FROM entities e JOIN entity_aliases a ON a.collection = e.collection AND a.entity_id = e.entity_id
+WHERE e.collection = ? GROUP BY ALL ORDER BY e.entity_id
+"""
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    group_name="memory",
+    kinds={"lancedb", "pytorch"},
+    deps=["segments", "entities", "entity_mentions"],
+)
+def graph_embeddings(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
+) -> dg.MaterializeResult:
+    """MiniLM embeddings of every chunk and turn (with their entity links) and of every
+    entity description, in LanceDB tables with a full-text index on segment text."""
+    started = time.perf_counter()
+    collection = context.partition_key
+    segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
+    found = warehouse.rows(ENTITIES_SQL, [collection])
+    links = segment_entity_ids(
+        collection,
+        warehouse.rows(SURFACES_SQL, [collection, collection]),
+        {e["entity_id"] for e in found},
+    )
+    for segment in segments:
+        segment["entity_ids"] = links.get(segment["segment_id"], [])
+    for entity in found:
+        entity["description"] = entity_description(
+            entity["name"], entity["entity_type"], entity["aliases"]
+        )
+
+    embed = functools.partial(encode, model=settings.encoder_model, batch_size=settings.batch_size)
+    db = warehouse.workspace.lance()
+    segment_sync = sync_table(
+        db,
+        lance_table_name(collection, "segments"),
+        pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
+        key="segment_id",
+        embed=embed,
+        embed_column="text",
+        fts_column="text",
+    )
+    entity_sync = sync_table(
+        db,
+        lance_table_name(collection, "entities"),
+        pa.Table.from_pylist(found, schema=LANCE_ENTITIES),
+        key="entity_id",
+        embed=embed,
+        embed_column="description",
+    )
+    embedded = segment_sync.added + entity_sync.added
+    return stage_result(
+        started=started,
+        rows_in=len(segments) + len(found),
+        rows_out=embedded,
+        skipped=embedded == 0 and segment_sync.deleted + entity_sync.deleted == 0,
+        segments_version=segment_sync.version,
+        entities_version=entity_sync.version,
+        encoder=settings.encoder_model,
+    )

@@ -1,0 +1,170 @@
+"""The workspace stores as a Dagster resource: DuckDB reads and writes, ledgers, quarantine.
+
+All writes of a stage go through here, so the rules hold everywhere: per-document tables
+are replaced for exactly the documents a run processed, the quarantine of a stage reflects
+its latest run, and every statement is parameterised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+import duckdb
+import pyarrow as pa
+from pydantic import Field
+
+from memory.workspace import Workspace, default_home
+from transforms.quarantine import QuarantineRecord
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """The workspace folder (`KGMEM_HOME`): DuckDB warehouse, LanceDB tables, Parquet."""
+
+    root: str = Field(default_factory=lambda: str(default_home()), description="workspace folder")
+
+    @property
+    def workspace(self) -> Workspace:
+        return Workspace.at(self.root)
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        con = self.workspace.connect()
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def inputs_of(self, collection: str) -> list[str]:
+        """The input paths registered for `collection` (by `kgmem build` or the sensor)."""
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT inputs FROM collections WHERE name = ?", [collection]
+            ).fetchall()
+        if not rows:
+            raise ValueError(
+                f"collection {collection!r} is not registered; run "
+                f"`kgmem build --collection {collection} --input PATH` first"
+            )
+        return list(json.loads(rows[0][0]))
+
+    def register_collection(self, collection: str, inputs: Sequence[str]) -> None:
+        with self.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO collections VALUES (?, ?, ?)",
+                [collection, json.dumps(list(inputs)), datetime.now(UTC)],
+            )
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> pa.Table:
+        """Run a parameterised query and return its rows as an Arrow table."""
+        with self.connect() as con:
+            return con.execute(sql, list(params)).to_arrow_table()
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self.fetch(sql, params).to_pylist()
+
+    def ledger(self, collection: str, stage: str) -> set[str]:
+        """Document ids that `stage` has already processed in `collection`."""
+        rows = self.fetch(
+            "SELECT doc_id FROM stage_ledger WHERE collection = ? AND stage = ?",
+            [collection, stage],
+        )
+        return set(rows.column("doc_id").to_pylist())
+
+    def replace_documents(
+        self,
+        table: str,
+        collection: str,
+        stage: str,
+        doc_ids: Iterable[str],
+        rows: pa.Table | list[dict[str, Any]],
+        stale_doc_ids: Iterable[str] = (),
+    ) -> None:
+        """Replace the rows of `doc_ids` in `table` by `rows`, drop stale documents, and mark
+        `doc_ids` processed by `stage` (one transaction)."""
+        doc_ids, stale = sorted(set(doc_ids)), sorted(set(stale_doc_ids))
+        touched = doc_ids + stale
+        with self.connect() as con:
+            con.execute("BEGIN")
+            if touched:
+                con.execute(
+                    f"DELETE FROM {table} WHERE collection = ? AND list_contains(?, doc_id)",
+                    [collection, touched],
+                )
+                con.execute(
+                    "DELETE FROM stage_ledger WHERE collection = ? AND stage = ? "
+                    "AND list_contains(?, doc_id)",
+                    [collection, stage, touched],
+                )
+            _insert(con, table, rows)
+            now = datetime.now(UTC)
+            _insert(
+                con,
+                "stage_ledger",
+                [
+                    {"collection": collection, "stage": stage, "doc_id": d, "processed_at": now}
+                    for d in doc_ids
+                ],
+            )
+            con.execute("COMMIT")
+
+    def replace_collection(self, table: str, collection: str, rows: list[dict[str, Any]]) -> None:
+        """Replace every row of `collection` in `table` (corpus-wide derived tables)."""
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(f"DELETE FROM {table} WHERE collection = ?", [collection])
+            _insert(con, table, rows)
+            con.execute("COMMIT")
+
+    def append(self, table: str, rows: list[dict[str, Any]]) -> None:
+        with self.connect() as con:
+            _insert(con, table, rows)
+
+    def set_quarantine(
+        self, collection: str, stage: str, records: Iterable[QuarantineRecord]
+    ) -> int:
+        """Make `records` the quarantine of (collection, stage); return how many there are."""
+        now = datetime.now(UTC)
+        unique = {
+            (r.source_file, r.record_ref, r.reason): {**r.as_row(collection), "quarantined_at": now}
+            for r in records
+        }
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(
+                "DELETE FROM quarantine WHERE collection = ? AND stage = ?", [collection, stage]
+            )
+            _insert(con, "quarantine", list(unique.values()))
+            con.execute("COMMIT")
+        return len(unique)
+
+    def fingerprint_unchanged(self, collection: str, stage: str, fingerprint: str) -> bool:
+        rows = self.rows(
+            "SELECT input_fingerprint FROM stage_state WHERE collection = ? AND stage = ?",
+            [collection, stage],
+        )
+        return bool(rows) and rows[0]["input_fingerprint"] == fingerprint
+
+    def record_fingerprint(self, collection: str, stage: str, fingerprint: str) -> None:
+        with self.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO stage_state VALUES (?, ?, ?, ?)",
+                [collection, stage, fingerprint, datetime.now(UTC)],
+            )
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table | list[dict[str, Any]]
+) -> None:
+    arrow = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
+    if arrow.num_rows == 0:
+        return
+    con.register("incoming_rows", arrow)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
+    finally:
+        con.unregister("incoming_rows")

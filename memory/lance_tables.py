@@ -1,0 +1,106 @@
+"""Keeping a LanceDB table equal to a desired set of rows with as few writes as possible.
+
+Rows are keyed (segment or entity id plus a content column); only rows that are new or
+changed are embedded and added, rows no longer wanted are deleted, and nothing is written
+when nothing changed, so an unchanged rebuild leaves the table version (and so the
+snapshot) as it was. The full-text index is rebuilt only after a change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+
+_SAFE_ID = re.compile(r"^[0-9a-f]+$")
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What a sync did: rows added and deleted, and the table version afterwards."""
+
+    added: int
+    deleted: int
+    version: int
+
+
+def sync_table(
+    db: lancedb.DBConnection,
+    name: str,
+    desired: pa.Table,
+    key: str,
+    embed: Callable[[Sequence[str]], np.ndarray],
+    embed_column: str,
+    fts_column: str | None = None,
+) -> SyncResult:
+    """Make table `name` hold exactly `desired` (plus a `vector` column from `embed`)."""
+    existing = _existing_keys(db, name, key, desired)
+    wanted = dict(zip(_row_keys(desired, key), range(desired.num_rows), strict=True))
+    to_add = [i for k, i in wanted.items() if k not in existing]
+    to_delete = sorted({k[0] for k in existing if k not in wanted})
+    if name not in _table_names(db):
+        table = db.create_table(name, _with_vectors(desired.take(to_add), embed, embed_column))
+    else:
+        table = db.open_table(name)
+        changed_ids = sorted(
+            {desired.column(key)[i].as_py() for i in to_add} & {k[0] for k in existing}
+        )
+        stale = sorted(set(to_delete) | set(changed_ids))
+        if stale:
+            table.delete(_in_filter(key, stale))
+        if to_add:
+            table.add(_with_vectors(desired.take(to_add), embed, embed_column))
+        if not stale and not to_add:
+            return SyncResult(0, 0, table.version)
+    if fts_column is not None and table.count_rows() > 0:
+        table.create_index(fts_column, config=FTS(), replace=True)
+    return SyncResult(len(to_add), len(to_delete), table.version)
+
+
+def _table_names(db: lancedb.DBConnection) -> list[str]:
+    listing = db.list_tables()
+    return list(getattr(listing, "tables", listing))
+
+
+def _row_keys(table: pa.Table, key: str) -> list[tuple[str, int]]:
+    """(id, content hash) of each row: a changed row gets a new key."""
+    columns = [c for c in table.column_names if c != "vector"]
+    return [
+        (row[key], hash(tuple(map(_freeze, (row[c] for c in columns)))))
+        for row in table.select(columns).to_pylist()
+    ]
+
+
+def _freeze(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _existing_keys(
+    db: lancedb.DBConnection, name: str, key: str, desired: pa.Table
+) -> set[tuple[str, int]]:
+    if name not in _table_names(db):
+        return set()
+    current = db.open_table(name).to_arrow().select(desired.column_names)
+    return set(_row_keys(current.cast(desired.schema), key))
+
+
+def _with_vectors(
+    rows: pa.Table, embed: Callable[[Sequence[str]], np.ndarray], column: str
+) -> pa.Table:
+    vectors = embed(rows.column(column).to_pylist())
+    dim = vectors.shape[1]
+    array = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim)
+    return rows.append_column("vector", array)
+
+
+def _in_filter(column: str, ids: Sequence[str]) -> str:
+    """A Lance `IN` filter over hex ids (validated: Lance filters take no parameters)."""
+    bad = [i for i in ids if not _SAFE_ID.match(i)]
+    if bad:
+        raise ValueError(f"refusing to build a filter from non-hex ids {bad[:3]}")
+    return f"{column} IN ({', '.join(repr(i) for i in ids)})"

@@ -1,0 +1,142 @@
+"""`Memory`: open a snapshot and query it with a retrieval strategy.
+
+    memory = Memory.open("kgmem_home", snapshot="snap-…")   # or the latest snapshot
+    for hit in memory.query("Where does Priya Natarajan work?", strategy="ppr", k=5):
+        print(hit.score, hit.text, hit.provenance, hit.facts)
+
+Every hit carries its provenance (document, title, source file, char offsets, observed
+time, speaker, session, turn) and the facts it supports, as of the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memory.snapshot_view import SnapshotView
+from memory.snapshots import Snapshot, list_snapshots
+from memory.strategies import STRATEGIES, Ranking
+from memory.workspace import Workspace
+
+
+@dataclass
+class QueryHit:
+    """One retrieved segment with its score, provenance and supported facts."""
+
+    rank: int
+    score: float
+    segment_id: str
+    text: str
+    provenance: dict[str, Any]
+    facts: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class QueryResult:
+    """Hits of one query with the strategy's explanation and the snapshot it ran on."""
+
+    snapshot_id: str
+    strategy: str
+    hits: list[QueryHit]
+    explanation: dict[str, Any]
+
+    def __iter__(self) -> Iterator[QueryHit]:
+        return iter(self.hits)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "strategy": self.strategy,
+            "explanation": self.explanation,
+            "hits": [h.as_dict() for h in self.hits],
+        }
+
+
+class Memory:
+    """A queryable, immutable memory snapshot."""
+
+    def __init__(self, view: SnapshotView) -> None:
+        self._view = view
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        snapshot: str | None = None,
+        collection: str | None = None,
+    ) -> Memory:
+        """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace."""
+        workspace = Workspace.at(path)
+        con = workspace.connect(read_only=True)
+        snapshots = list_snapshots(con, collection)
+        chosen = _choose(snapshots, snapshot, collection, workspace)
+        return cls(SnapshotView(chosen, con, workspace.lance()))
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._view.snapshot
+
+    def query(self, text: str, strategy: str = "dense", k: int = 5) -> QueryResult:
+        """Rank segments for `text` with `strategy` (one of `STRATEGIES`)."""
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
+            )
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        ranking: Ranking = STRATEGIES[strategy](self._view, text, k)
+        hits = [self._hit(rank, sid, score) for rank, (sid, score) in enumerate(ranking.scored, 1)]
+        return QueryResult(self.snapshot.snapshot_id, strategy, hits, ranking.explanation)
+
+    def _hit(self, rank: int, segment_id: str, score: float) -> QueryHit:
+        row = self._view.segment(segment_id)
+        provenance = {
+            "doc_id": row["doc_id"],
+            "title": row["title"],
+            "source_path": row["source_path"],
+            "kind": row["kind"],
+            "char_start": row["char_start"],
+            "char_end": row["char_end"],
+            "observed_at": _iso(row["observed_at"]),
+            "speaker": row["speaker"],
+            "session_id": row["session_id"],
+            "turn_id": row["turn_id"],
+        }
+        facts = [
+            {
+                "head": f["head_name"],
+                "relation": f["relation"],
+                "tail": f["tail_name"],
+                "confidence": f["confidence"],
+                "valid_from": _iso(f["valid_from"]),
+                "valid_to": _iso(f["valid_to"]),
+                "version_id": f["version_id"],
+            }
+            for f in self._view.facts_by_segment.get(segment_id, [])
+        ]
+        return QueryHit(rank, score, segment_id, row["text"], provenance, facts)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _choose(
+    snapshots: list[Snapshot], wanted: str | None, collection: str | None, workspace: Workspace
+) -> Snapshot:
+    if wanted is None:
+        if not snapshots:
+            scope = f"collection {collection!r}" if collection else f"workspace {workspace.root}"
+            raise LookupError(f"no snapshot in {scope}; run `kgmem build` first")
+        return snapshots[0]
+    for snapshot in snapshots:
+        if snapshot.snapshot_id == wanted:
+            return snapshot
+    known = ", ".join(s.snapshot_id for s in snapshots[:10]) or "none"
+    raise LookupError(f"no snapshot {wanted!r} in {workspace.root} (known: {known})")

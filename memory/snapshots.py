@@ -1,0 +1,121 @@
+"""Immutable memory snapshots: what they pin, how their content hash is computed, listing.
+
+A snapshot pins the DuckDB recorded-time cutoff (fact versions recorded later are
+invisible to it) and the LanceDB table versions of its collection's segments and
+entities. Its id derives from its content hash, so a rebuild that changed nothing maps to
+the same snapshot rather than minting a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import lancedb
+
+from memory.workspace import lance_table_name
+
+LANCE_KINDS = ("segments", "entities")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One row of the `snapshots` table, decoded."""
+
+    snapshot_id: str
+    collection: str
+    content_hash: str
+    created_at: datetime
+    recorded_cutoff: datetime
+    lance_versions: dict[str, int]
+    source_partitions: list[str]
+    embedding_model: str
+    counts: dict[str, int]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Snapshot:
+        return cls(
+            snapshot_id=row["snapshot_id"],
+            collection=row["collection"],
+            content_hash=row["content_hash"],
+            created_at=row["created_at"],
+            recorded_cutoff=row["recorded_cutoff"],
+            lance_versions=json.loads(row["lance_versions"]),
+            source_partitions=json.loads(row["source_partitions"]),
+            embedding_model=row["embedding_model"],
+            counts=json.loads(row["counts"]),
+        )
+
+
+def content_hash(
+    con: duckdb.DuckDBPyConnection, db: lancedb.DBConnection, collection: str, embedding_model: str
+) -> tuple[str, dict[str, int], dict[str, int]]:
+    """(hash, lance table versions, row counts) of the collection's current memory."""
+    digest = hashlib.sha256(embedding_model.encode())
+    versions, counts = {}, {}
+    for kind in LANCE_KINDS:
+        table = db.open_table(lance_table_name(collection, kind))
+        key = "segment_id" if kind == "segments" else "entity_id"
+        content = "text" if kind == "segments" else "description"
+        rows = sorted(table.to_arrow().select([key, content]).to_pylist(), key=lambda r: r[key])
+        digest.update(json.dumps(rows, ensure_ascii=False).encode())
+        versions[kind], counts[kind] = table.version, len(rows)
+    facts = con.execute(
+        "SELECT version_id FROM fact_versions WHERE collection = ? ORDER BY version_id",
+        [collection],
+    ).fetchall()
+    digest.update(json.dumps([f[0] for f in facts]).encode())
+    counts["fact_versions"] = len(facts)
+    return digest.hexdigest(), versions, counts
+
+
+def record_snapshot(
+    con: duckdb.DuckDBPyConnection, db: lancedb.DBConnection, collection: str, embedding_model: str
+) -> tuple[Snapshot, bool]:
+    """The snapshot of the collection's current memory, and whether it was newly created."""
+    digest, versions, counts = content_hash(con, db, collection, embedding_model)
+    existing = (
+        con.execute(
+            "SELECT * FROM snapshots WHERE collection = ? AND content_hash = ?",
+            [collection, digest],
+        )
+        .to_arrow_table()
+        .to_pylist()
+    )
+    if existing:
+        return Snapshot.from_row(existing[0]), False
+    now = datetime.now(UTC)
+    row = {
+        "snapshot_id": f"snap-{digest[:12]}",
+        "collection": collection,
+        "content_hash": digest,
+        "created_at": now,
+        "recorded_cutoff": now,
+        "lance_versions": json.dumps(versions),
+        "source_partitions": json.dumps([collection]),
+        "embedding_model": embedding_model,
+        "counts": json.dumps(counts),
+    }
+    con.execute(
+        "INSERT INTO snapshots VALUES ($snapshot_id, $collection, $content_hash, $created_at, "
+        "$recorded_cutoff, $lance_versions, $source_partitions, $embedding_model, $counts)",
+        row,
+    )
+    return Snapshot.from_row(row), True
+
+
+def list_snapshots(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[Snapshot]:
+    """Snapshots, newest first, optionally of one collection."""
+    rows = (
+        con.execute(
+            "SELECT * FROM snapshots WHERE ? IS NULL OR collection = ? ORDER BY created_at DESC",
+            [collection, collection],
+        )
+        .to_arrow_table()
+        .to_pylist()
+    )
+    return [Snapshot.from_row(r) for r in rows]

@@ -1,0 +1,88 @@
+"""Where a kgmem workspace keeps its stores, and how to open them.
+
+A workspace is one folder: `warehouse.duckdb` (documents, segments, mentions, facts,
+quarantine, snapshots), `lance/` (embedding tables), `parquet/` (Beam stage exchange)
+and `dagster/` (the Dagster instance used by the CLI and the UI). The folder comes from
+`KGMEM_HOME`, else `./kgmem_home`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import lancedb
+
+from schemas.warehouse import DDL
+
+HOME_ENV = "KGMEM_HOME"
+DEFAULT_HOME = "kgmem_home"
+_COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+def default_home() -> Path:
+    """The workspace folder named by `KGMEM_HOME`, else `./kgmem_home` (absolute)."""
+    return Path(os.environ.get(HOME_ENV, DEFAULT_HOME)).resolve()
+
+
+def check_collection_name(name: str) -> str:
+    """Return `name` if it is a valid collection name, else raise ValueError saying why."""
+    if not _COLLECTION_NAME.match(name):
+        raise ValueError(
+            f"invalid collection name {name!r}: use 1-63 lowercase letters, digits, '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths and connections of one workspace folder."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: str | Path | None = None) -> Workspace:
+        return cls(Path(root).resolve() if root else default_home())
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.root / "warehouse.duckdb"
+
+    @property
+    def lance_path(self) -> Path:
+        return self.root / "lance"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.root / "dagster"
+
+    def parquet_dir(self, collection: str, stage: str) -> Path:
+        return self.root / "parquet" / check_collection_name(collection) / stage
+
+    def connect(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+        """Open the warehouse; a writable connection creates missing tables first."""
+        if read_only:
+            if not self.warehouse_path.exists():
+                raise FileNotFoundError(
+                    f"no kgmem warehouse at {self.warehouse_path}; run `kgmem build` first "
+                    f"or point {HOME_ENV} at the workspace"
+                )
+            return duckdb.connect(str(self.warehouse_path), read_only=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.warehouse_path))
+        for statement in DDL:
+            con.execute(statement)
+        return con
+
+    def lance(self) -> lancedb.DBConnection:
+        self.lance_path.mkdir(parents=True, exist_ok=True)
+        return lancedb.connect(str(self.lance_path))
+
+
+def lance_table_name(collection: str, kind: str) -> str:
+    """Name of the LanceDB table holding `kind` rows ("segments", "entities") of a collection."""
+    return f"{check_collection_name(collection)}__{kind}"

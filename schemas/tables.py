@@ -1,0 +1,170 @@
+"""Arrow schemas and column lists of every table kgmem writes.
+
+Stages exchange Parquet (Beam) and DuckDB / LanceDB tables; all of them take their
+shapes from here, so a column rename happens in exactly one place.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+EMBEDDING_DIM = 384
+"""Width of the packaged all-MiniLM-L6-v2 sentence embeddings."""
+
+SEGMENT_KINDS = ("chunk", "turn", "session")
+"""`chunk`: sentence-aware piece of a document; `turn`: one conversation turn;
+`session`: a whole conversation session (kept for session-level provenance)."""
+
+EXTRACTABLE_KINDS = ("chunk", "turn")
+"""Segment kinds that NER, relation extraction and retrieval run on (sessions would
+repeat their turns)."""
+
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("collection", pa.string()),
+        ("source_path", pa.string()),
+        ("record_ref", pa.string()),
+        ("kind", pa.string()),  # "document" | "conversation"
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("doc_time", pa.timestamp("us", tz="UTC")),
+        ("turns_json", pa.string()),  # conversations: JSON list of turns, else null
+    ]
+)
+
+SEGMENTS = pa.schema(
+    [
+        ("segment_id", pa.string()),
+        ("collection", pa.string()),
+        ("doc_id", pa.string()),
+        ("kind", pa.string()),
+        ("seq", pa.int32()),
+        ("text", pa.string()),
+        ("char_start", pa.int32()),
+        ("char_end", pa.int32()),
+        ("speaker", pa.string()),
+        ("session_id", pa.string()),
+        ("turn_id", pa.string()),
+        ("observed_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+MENTION = pa.struct(
+    [
+        ("text", pa.string()),
+        ("label", pa.string()),
+        ("entity_type", pa.string()),
+        ("char_start", pa.int32()),
+        ("char_end", pa.int32()),
+    ]
+)
+
+ENTITY_MENTIONS = pa.schema(
+    [
+        ("mention_id", pa.string()),
+        ("collection", pa.string()),
+        ("segment_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("text", pa.string()),
+        ("label", pa.string()),  # the model's own label (e.g. spaCy ORG)
+        ("entity_type", pa.string()),  # KGERMAR type, see transforms.entity_types
+        ("char_start", pa.int32()),  # offsets into the segment text
+        ("char_end", pa.int32()),
+        ("doc_char_start", pa.int32()),  # offsets into the document text
+        ("doc_char_end", pa.int32()),
+        ("model", pa.string()),
+    ]
+)
+
+RELATION_CANDIDATES = pa.schema(
+    [
+        ("candidate_id", pa.string()),
+        ("collection", pa.string()),
+        ("segment_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("head_text", pa.string()),
+        ("head_start", pa.int32()),
+        ("head_end", pa.int32()),
+        ("relation", pa.string()),
+        ("tail_text", pa.string()),
+        ("tail_start", pa.int32()),
+        ("tail_end", pa.int32()),
+        ("negated", pa.bool_()),
+        ("confidence", pa.float32()),
+        ("pattern", pa.string()),
+        ("extractor", pa.string()),
+    ]
+)
+
+SEGMENT_WITH_MENTIONS = pa.schema(
+    [
+        ("segment_id", pa.string()),
+        ("collection", pa.string()),
+        ("doc_id", pa.string()),
+        ("text", pa.string()),
+        ("speaker", pa.string()),
+        ("mentions", pa.list_(MENTION)),
+    ]
+)
+"""Input of the relation pipeline: a segment with the NER mentions found in it."""
+
+QUARANTINE_COLUMNS = (
+    "collection",
+    "stage",
+    "source_file",
+    "record_ref",
+    "reason",
+    "raw",
+    "quarantined_at",
+)
+
+FACT_VERSION_COLUMNS = (
+    "version_id",
+    "fact_id",
+    "collection",
+    "head_entity_id",
+    "head_name",
+    "relation",
+    "tail_entity_id",
+    "tail_name",
+    "confidence",
+    "valid_from",
+    "valid_to",
+    "recorded_from",
+    "recorded_to",
+    "operation",
+    "source_segment_ids",
+    "extractor",
+)
+
+LANCE_SEGMENTS = pa.schema(
+    [
+        ("segment_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("kind", pa.string()),
+        ("text", pa.string()),
+        ("char_start", pa.int32()),
+        ("char_end", pa.int32()),
+        ("speaker", pa.string()),
+        ("session_id", pa.string()),
+        ("turn_id", pa.string()),
+        ("observed_at", pa.timestamp("us", tz="UTC")),
+        ("title", pa.string()),
+        ("source_path", pa.string()),
+        ("entity_ids", pa.list_(pa.string())),
+    ]
+)
+"""Retrievable segments in LanceDB (a `vector` column is added when embedding); the
+`entity_ids` column is the segment side of the entity–segment graph."""
+
+LANCE_ENTITIES = pa.schema(
+    [
+        ("entity_id", pa.string()),
+        ("name", pa.string()),
+        ("entity_type", pa.string()),
+        ("aliases", pa.list_(pa.string())),
+        ("description", pa.string()),
+    ]
+)
+"""Entities in LanceDB; `description` (name, type and aliases) is what gets embedded."""

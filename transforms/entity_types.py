@@ -1,0 +1,43 @@
+"""Mapping of NER model labels onto KGERMAR's entity types.
+
+KGERMAR types entities as Person, Organization, Location, Concept or Event. Numeric and
+temporal labels (dates, money, quantities...) are kept as mentions with type `Value` but
+do not become graph entities.
+"""
+
+from __future__ import annotations
+
+KGERMAR_TYPES = ("Person", "Organization", "Location", "Concept", "Event")
+VALUE_TYPE = "Value"
+
+_LABEL_TO_TYPE = {
+    # spaCy OntoNotes labels
+    "PERSON": "Person",
+    "ORG": "Organization",
+    "NORP": "Organization",
+    "GPE": "Location",
+    "LOC": "Location",
+    "FAC": "Location",
+    "EVENT": "Event",
+    "PRODUCT": "Concept",
+    "WORK_OF_ART": "Concept",
+    "LAW": "Concept",
+    "LANGUAGE": "Concept",
+    # CoNLL-2003 labels (Hugging Face token-classification models)
+    "PER": "Person",
+    "MISC": "Concept",
+}
+_VALUE_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL", "NUM"}
+
+
+def entity_type(label: str) -> str:
+    """KGERMAR type of a model label (`Value` for numbers and dates, `Concept` if unknown)."""
+    label = label.upper().removeprefix("B-").removeprefix("I-")
+    if label in _VALUE_LABELS:
+        return VALUE_TYPE
+    return _LABEL_TO_TYPE.get(label, "Concept")
+
+
+def is_graph_entity(entity_type_name: str) -> bool:
+    """Whether mentions of this type become entity nodes."""
+    return entity_type_name in KGERMAR_TYPES

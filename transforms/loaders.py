@@ -1,0 +1,313 @@
+"""Loaders that turn the files of a collection into document records.
+
+Formats (chosen by extension, then by JSON layout):
+- `.txt`: the first non-empty line is the title; no date.
+- `.md`: optional front matter between `---` lines (`title:`, `date:`); else the first
+  `#` heading (or first line) is the title.
+- `.jsonl`: one document per line: `text` (required), `id`, `title`, `date` (optional).
+- `.json`: a conversation log (`sessions[].turns[]` or a flat `turns[]`, each turn with
+  `speaker`, `text`, `timestamp`), or the LoCoMo layout (a list of samples, each with a
+  `conversation` of `session_N` turn lists and `session_N_date_time` stamps).
+
+A conversation becomes one document whose text is its transcript ("Speaker: text" per
+line); its turns, with offsets into that transcript, travel in `turns_json` so that the
+segmenter can cut turns and sessions. Ids are content hashes of the document's text and
+turns, so an unchanged file keeps its ids. Anything unreadable goes to quarantine with the
+file, the record and the reason; the rest of the collection still loads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from transforms.ids import content_id
+from transforms.quarantine import QuarantineRecord
+from transforms.timeparse import parse_time
+
+STAGE = "raw_documents"
+SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json")
+
+
+@dataclass
+class LoadResult:
+    """Documents loaded from a set of inputs, the quarantined records, and how many were read."""
+
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: list[QuarantineRecord] = field(default_factory=list)
+    records_read: int = 0
+
+    def extend(self, other: LoadResult) -> None:
+        self.documents.extend(other.documents)
+        self.quarantined.extend(other.quarantined)
+        self.records_read += other.records_read
+
+
+class RecordError(ValueError):
+    """A record that cannot be loaded; the message is the quarantine reason."""
+
+
+def iter_input_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
+    """Every file under `inputs` (files or folders), sorted, skipping hidden files."""
+    for root in map(Path, inputs):
+        if not root.exists():
+            raise FileNotFoundError(f"input path {root} does not exist")
+        candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in candidates:
+            if not any(part.startswith(".") for part in path.relative_to(root.parent).parts):
+                yield path
+
+
+def load_inputs(collection: str, inputs: Iterable[str | Path]) -> LoadResult:
+    """Load every supported file under `inputs` into document records of `collection`."""
+    result = LoadResult()
+    for path in iter_input_files(inputs):
+        result.extend(load_file(collection, path))
+    return result
+
+
+def load_file(collection: str, path: Path) -> LoadResult:
+    """Load one file; unreadable files or records are quarantined, never raised."""
+    result = LoadResult()
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        result.records_read = 1
+        result.quarantined.append(
+            _quarantine(
+                path,
+                "file",
+                f"unsupported file type {suffix or '(none)'}; "
+                f"expected one of {', '.join(SUPPORTED_SUFFIXES)}",
+            )
+        )
+        return result
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        result.records_read = 1
+        result.quarantined.append(_quarantine(path, "file", f"cannot read file: {exc}"))
+        return result
+    if suffix == ".jsonl":
+        return _load_jsonl(collection, path, raw)
+    result.records_read = 1
+    try:
+        if suffix == ".json":
+            return _load_json(collection, path, raw)
+        title, doc_time, body = _split_markdown(raw) if suffix == ".md" else _split_text(raw)
+        result.documents.append(_document(collection, path, "file", title, body, doc_time))
+    except RecordError as exc:
+        result.quarantined.append(_quarantine(path, "file", str(exc), raw))
+    return result
+
+
+def _quarantine(path: Path, record_ref: str, reason: str, raw: str = "") -> QuarantineRecord:
+    return QuarantineRecord(STAGE, str(path), record_ref, reason, raw)
+
+
+def _document(
+    collection: str,
+    path: Path,
+    record_ref: str,
+    title: str,
+    text: str,
+    doc_time: datetime | None,
+    turns: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    if not text.strip():
+        raise RecordError("document has no text")
+    kind = "conversation" if turns is not None else "document"
+    turns_json = json.dumps(turns, ensure_ascii=False, default=str) if turns is not None else None
+    return {
+        "doc_id": content_id(kind, title, text, turns_json),
+        "collection": collection,
+        "source_path": str(path),
+        "record_ref": record_ref,
+        "kind": kind,
+        "title": title,
+        "text": text,
+        "doc_time": doc_time,
+        "turns_json": turns_json,
+    }
+
+
+def _split_text(raw: str) -> tuple[str, datetime | None, str]:
+    title = next((line.strip() for line in raw.splitlines() if line.strip()), "")
+    return title, None, raw
+
+
+def _split_markdown(raw: str) -> tuple[str, datetime | None, str]:
+    meta: dict[str, str] = {}
+    body = raw
+    lines = raw.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+        if end is None:
+            raise RecordError("front matter opened with '---' is never closed")
+        for line in lines[1:end]:
+            key, sep, value = line.partition(":")
+            if sep:
+                meta[key.strip().lower()] = value.strip().strip("\"'")
+        body = "".join(lines[end + 1 :]).lstrip("\n")
+    title = meta.get("title") or _split_text(body)[0].lstrip("# ").strip()
+    try:
+        doc_time = parse_time(meta["date"]) if meta.get("date") else None
+    except ValueError as exc:
+        raise RecordError(f"front matter date: {exc}") from exc
+    return title, doc_time, body
+
+
+def _load_jsonl(collection: str, path: Path, raw: str) -> LoadResult:
+    result = LoadResult()
+    for number, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        result.records_read += 1
+        ref = f"line {number}"
+        try:
+            record = _parse_json(line)
+            if not isinstance(record, dict):
+                raise RecordError("expected a JSON object")
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise RecordError("missing string field 'text'")
+            doc_time = _optional_time(record.get("date") or record.get("timestamp"))
+            title = str(record.get("title") or record.get("id") or _split_text(text)[0])
+            ref = f"line {number} (id {record['id']})" if record.get("id") else ref
+            result.documents.append(_document(collection, path, ref, title, text, doc_time))
+        except RecordError as exc:
+            result.quarantined.append(_quarantine(path, ref, str(exc), line))
+    return result
+
+
+def _load_json(collection: str, path: Path, raw: str) -> LoadResult:
+    try:
+        data = _parse_json(raw)
+    except RecordError as exc:
+        return LoadResult(quarantined=[_quarantine(path, "file", str(exc), raw)], records_read=1)
+    if isinstance(data, list) and all(isinstance(s, dict) and "conversation" in s for s in data):
+        result = LoadResult()
+        for index, sample in enumerate(data):
+            result.extend(_load_conversation(collection, path, _locomo_to_log(sample, index)))
+        return result
+    if isinstance(data, dict) and ("sessions" in data or "turns" in data):
+        return _load_conversation(collection, path, data)
+    return LoadResult(
+        quarantined=[
+            _quarantine(
+                path,
+                "file",
+                "unrecognised JSON layout: expected a conversation "
+                "({sessions|turns: [...]}) or a LoCoMo list of samples",
+                raw,
+            )
+        ],
+        records_read=1,
+    )
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise RecordError(f"invalid JSON: {exc.msg} at {where}") from exc
+
+
+def _optional_time(value: object) -> datetime | None:
+    if value in (None, ""):
+        return None
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise RecordError(str(exc)) from exc
+
+
+def _locomo_to_log(sample: dict[str, Any], index: int) -> dict[str, Any]:
+    """Rewrite one LoCoMo sample into the conversation layout (turn ids keep `dia_id`)."""
+    conversation = sample["conversation"]
+    numbers = sorted(
+        int(key.removeprefix("session_"))
+        for key in conversation
+        if key.startswith("session_") and key.removeprefix("session_").isdigit()
+    )
+    sessions = []
+    for number in numbers:
+        stamp = conversation.get(f"session_{number}_date_time")
+        turns = [
+            {
+                "turn_id": turn.get("dia_id"),
+                "speaker": turn.get("speaker"),
+                "text": turn.get("text"),
+                "timestamp": stamp,
+            }
+            for turn in conversation[f"session_{number}"]
+        ]
+        sessions.append({"session_id": f"S{number}", "started_at": stamp, "turns": turns})
+    return {"conversation_id": sample.get("sample_id") or f"sample {index}", "sessions": sessions}
+
+
+def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> LoadResult:
+    """Flatten sessions into turns with transcript offsets; quarantine bad turns one by one."""
+    result = LoadResult(records_read=1)
+    conversation_id = str(log.get("conversation_id") or path.stem)
+    sessions = log.get("sessions")
+    if sessions is None:
+        sessions = [{"session_id": "S1", "turns": log.get("turns")}]
+    if not isinstance(sessions, list) or not sessions:
+        result.quarantined.append(
+            _quarantine(path, f"conversation {conversation_id}", "no sessions or turns")
+        )
+        return result
+    transcript: list[str] = []
+    offset = 0
+    turns: list[dict[str, Any]] = []
+    for s_index, session in enumerate(sessions, 1):
+        session_id = str(session.get("session_id") or f"S{s_index}")
+        for t_index, turn in enumerate(session.get("turns") or [], 1):
+            turn_id = str(turn.get("turn_id") or f"{session_id}:{t_index}")
+            ref = f"conversation {conversation_id} turn {turn_id}"
+            try:
+                speaker, text = turn.get("speaker"), turn.get("text")
+                if not isinstance(speaker, str) or not speaker.strip():
+                    raise RecordError("turn has no speaker")
+                if not isinstance(text, str) or not text.strip():
+                    raise RecordError("turn has no text")
+                stamp = _optional_time(turn.get("timestamp") or session.get("started_at"))
+                if stamp is None:
+                    raise RecordError("turn has no timestamp and its session no started_at")
+            except RecordError as exc:
+                result.quarantined.append(
+                    _quarantine(path, ref, str(exc), json.dumps(turn, default=str))
+                )
+                continue
+            prefix = f"{speaker}: "
+            start = offset + len(prefix)
+            line = f"{prefix}{text}\n"
+            transcript.append(line)
+            turns.append(
+                {
+                    "turn_id": turn_id,
+                    "session_id": session_id,
+                    "speaker": speaker,
+                    "timestamp": stamp.isoformat(),
+                    "char_start": start,
+                    "char_end": start + len(text),
+                }
+            )
+            offset += len(line)
+    if not turns:
+        result.quarantined.append(
+            _quarantine(path, f"conversation {conversation_id}", "no valid turns")
+        )
+        return result
+    title = str(log.get("title") or conversation_id)
+    first_time = parse_time(turns[0]["timestamp"])
+    ref = f"conversation {conversation_id}"
+    result.documents.append(
+        _document(collection, path, ref, title, "".join(transcript), first_time, turns)
+    )
+    return result

@@ -1,0 +1,178 @@
+"""Cutting documents into sentence-aware chunks and conversations into turns and sessions.
+
+Chunks never split a sentence: sentences are packed greedily until the token budget would
+be exceeded (a single sentence longer than the budget becomes a chunk of its own; the
+encoder truncates it). Tokens are counted as words and punctuation marks, which tracks
+word-piece counts closely enough for budgeting without loading a tokenizer. Every segment
+keeps its document, char offsets into the document text, speaker, session and the time it
+was observed (the document's date, or the turn's timestamp).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from transforms.ids import content_id
+from transforms.quarantine import QuarantineRecord
+from transforms.timeparse import parse_time
+
+DEFAULT_CHUNK_TOKENS = 128
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
+
+
+def count_tokens(text: str) -> int:
+    """Number of word and punctuation tokens in `text`."""
+    return len(_TOKEN.findall(text))
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Char spans of the sentences of `text`, stripped of surrounding whitespace."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.start() + len(match.group().rstrip())))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [_strip(text, s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def chunk_spans(text: str, max_tokens: int = DEFAULT_CHUNK_TOKENS) -> list[tuple[int, int]]:
+    """Greedy packing of whole sentences into spans of at most `max_tokens` tokens."""
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+    chunks: list[tuple[int, int]] = []
+    current: tuple[int, int] | None = None
+    used = 0
+    for start, end in sentence_spans(text):
+        size = count_tokens(text[start:end])
+        if current is not None and used + size <= max_tokens:
+            current, used = (current[0], end), used + size
+            continue
+        if current is not None:
+            chunks.append(current)
+        current, used = (start, end), size
+    if current is not None:
+        chunks.append(current)
+    return chunks
+
+
+def segment_document(
+    document: dict[str, Any], max_tokens: int = DEFAULT_CHUNK_TOKENS
+) -> Iterator[dict[str, Any]]:
+    """Segments of one document record (see `transforms.loaders`)."""
+    if document["kind"] == "conversation":
+        yield from _conversation_segments(document)
+        return
+    text = document["text"]
+    for seq, (start, end) in enumerate(chunk_spans(text, max_tokens)):
+        yield _segment(document, "chunk", seq, start, end, observed_at=document["doc_time"])
+
+
+def _conversation_segments(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    turns = json.loads(document["turns_json"])
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for seq, turn in enumerate(turns):
+        sessions.setdefault(turn["session_id"], []).append(turn)
+        yield _segment(
+            document,
+            "turn",
+            seq,
+            turn["char_start"],
+            turn["char_end"],
+            observed_at=parse_time(turn["timestamp"]),
+            speaker=turn["speaker"],
+            session_id=turn["session_id"],
+            turn_id=turn["turn_id"],
+        )
+    for seq, (session_id, members) in enumerate(sessions.items()):
+        # A session spans its turns' lines, speaker prefixes included.
+        first = members[0]
+        start = first["char_start"] - len(first["speaker"]) - 2
+        yield _segment(
+            document,
+            "session",
+            seq,
+            start,
+            members[-1]["char_end"],
+            observed_at=parse_time(first["timestamp"]),
+            session_id=session_id,
+        )
+
+
+def _segment(
+    document: dict[str, Any],
+    kind: str,
+    seq: int,
+    start: int,
+    end: int,
+    *,
+    observed_at: datetime | None,
+    speaker: str | None = None,
+    session_id: str | None = None,
+    turn_id: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "segment_id": content_id(document["doc_id"], kind, start, end),
+        "collection": document["collection"],
+        "doc_id": document["doc_id"],
+        "kind": kind,
+        "seq": seq,
+        "text": document["text"][start:end],
+        "char_start": start,
+        "char_end": end,
+        "speaker": speaker,
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "observed_at": observed_at,
+    }
+
+
+@dataclass
+class SegmentationResult:
+    """Segments of a batch of documents and the records that could not be segmented."""
+
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: list[QuarantineRecord] = field(default_factory=list)
+
+
+def segment_documents(
+    documents: Iterable[dict[str, Any]], max_tokens: int = DEFAULT_CHUNK_TOKENS
+) -> SegmentationResult:
+    """Segment every document; a document that fails is quarantined with the reason."""
+    result = SegmentationResult()
+    for document in documents:
+        try:
+            produced = list(segment_document(document, max_tokens))
+            bad = [s for s in produced if not _valid(s)]
+            if bad:
+                raise ValueError(
+                    f"segment {bad[0]['seq']} ({bad[0]['kind']}) has empty text or bad offsets"
+                )
+        except (ValueError, KeyError, json.JSONDecodeError) as exc:
+            result.quarantined.append(
+                QuarantineRecord(
+                    "segments", document["source_path"], document["record_ref"], str(exc)
+                )
+            )
+            continue
+        result.segments.extend(produced)
+    return result
+
+
+def _valid(segment: dict[str, Any]) -> bool:
+    return bool(segment["text"].strip()) and 0 <= segment["char_start"] < segment["char_end"]
