@@ -53,17 +53,16 @@ def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
-def stage_order(assets: Sequence[dg.AssetsDefinition]) -> list[dg.AssetKey]:
-    """Asset keys in lineage order."""
-    graph = dg.Definitions(assets=assets).resolve_asset_graph()
-    return list(graph.toposorted_asset_keys)
+def stage_order(defs: dg.Definitions) -> list[dg.AssetKey]:
+    """Asset keys of `defs` in lineage order."""
+    return list(defs.resolve_asset_graph().toposorted_asset_keys)
 
 
 def build_collection(
     collection: str,
     inputs: Sequence[str],
     workspace: Workspace,
-    assets: Sequence[dg.AssetsDefinition],
+    defs: dg.Definitions,
     settings: PipelineSettings | None = None,
     on_stage: Callable[[str, StageSummary | None], None] = lambda stage, summary: None,
 ) -> list[StageSummary]:
@@ -82,7 +81,8 @@ def build_collection(
     instance.add_dynamic_partitions(collections_partitions.name, [collection])
     resources = {"warehouse": warehouse, "settings": settings or PipelineSettings()}
     summaries = []
-    for key in stage_order(assets):
+    assets = list(defs.assets or [])
+    for key in stage_order(defs):
         stage = key.to_user_string()
         on_stage(stage, None)
         result = dg.materialize(

@@ -68,7 +68,7 @@ class SnapshotView:
     def facts(self) -> list[dict[str, Any]]:
         cutoff = self.snapshot.recorded_cutoff
         params = [self.snapshot.collection, cutoff, cutoff]
-        return self.con.execute(FACTS_AS_OF_SQL, params).to_arrow_table().to_pylist()
+        return self.con.sql(FACTS_AS_OF_SQL, params=params).to_arrow_table().to_pylist()
 
     @functools.cached_property
     def facts_by_segment(self) -> dict[str, list[dict[str, Any]]]:

@@ -111,9 +111,9 @@ def record_snapshot(
 def list_snapshots(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[Snapshot]:
     """Snapshots, newest first, optionally of one collection."""
     rows = (
-        con.execute(
+        con.sql(
             "SELECT * FROM snapshots WHERE ? IS NULL OR collection = ? ORDER BY created_at DESC",
-            [collection, collection],
+            params=[collection, collection],
         )
         .to_arrow_table()
         .to_pylist()

@@ -29,7 +29,10 @@ def resolve_model_path(model: str) -> str:
 def load_encoder(model: str = DEFAULT_ENCODER):  # noqa: ANN201 (SentenceTransformer is heavy to import)
     """The sentence-transformers model named by `model`, loaded once per process."""
     import torch
+    import transformers
     from sentence_transformers import SentenceTransformer
+
+    transformers.utils.logging.disable_progress_bar()
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     return SentenceTransformer(resolve_model_path(model), device=device)

@@ -67,6 +67,19 @@ def load_inputs(collection: str, inputs: Iterable[str | Path]) -> LoadResult:
     result = LoadResult()
     for path in iter_input_files(inputs):
         result.extend(load_file(collection, path))
+    return _without_duplicates(result)
+
+
+def _without_duplicates(result: LoadResult) -> LoadResult:
+    """Keep the first of documents with identical content; quarantine the others."""
+    first: dict[str, dict[str, Any]] = {}
+    for document in result.documents:
+        original = first.setdefault(document["doc_id"], document)
+        if original is not document:
+            reason = f"duplicate of {original['source_path']} ({original['record_ref']})"
+            path = Path(document["source_path"])
+            result.quarantined.append(_quarantine(path, document["record_ref"], reason))
+    result.documents = list(first.values())
     return result
 
 
@@ -171,12 +184,12 @@ def _load_jsonl(collection: str, path: Path, raw: str) -> LoadResult:
             record = _parse_json(line)
             if not isinstance(record, dict):
                 raise RecordError("expected a JSON object")
+            ref = f"line {number} (id {record['id']})" if record.get("id") else ref
             text = record.get("text")
             if not isinstance(text, str):
                 raise RecordError("missing string field 'text'")
             doc_time = _optional_time(record.get("date") or record.get("timestamp"))
             title = str(record.get("title") or record.get("id") or _split_text(text)[0])
-            ref = f"line {number} (id {record['id']})" if record.get("id") else ref
             result.documents.append(_document(collection, path, ref, title, text, doc_time))
         except RecordError as exc:
             result.quarantined.append(_quarantine(path, ref, str(exc), line))

@@ -62,7 +62,7 @@ class WarehouseResource(dg.ConfigurableResource):
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> pa.Table:
         """Run a parameterised query and return its rows as an Arrow table."""
         with self.connect() as con:
-            return con.execute(sql, list(params)).to_arrow_table()
+            return con.sql(sql, params=list(params)).to_arrow_table()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self.fetch(sql, params).to_pylist()

@@ -11,7 +11,7 @@ def bm25(view: SnapshotView, text: str, k: int) -> Ranking:
         view.table("segments")
         .search(text, query_type="fts")
         .where(RETRIEVABLE_FILTER, prefilter=True)
-        .select(["segment_id"])
+        .select(["segment_id", "_score"])
         .limit(k)
         .to_list()
     )

@@ -12,7 +12,7 @@ def dense_scores(view: SnapshotView, text: str, k: int) -> list[tuple[str, float
         view.table("segments")
         .search(view.embed_query(text))
         .where(RETRIEVABLE_FILTER, prefilter=True)
-        .select(["segment_id"])
+        .select(["segment_id", "_distance"])
         .limit(k)
         .to_list()
     )

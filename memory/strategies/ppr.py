@@ -25,10 +25,12 @@ from memory.snapshot_view import SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.dense import dense_scores
 from transforms.consolidation import normalize_name
+from transforms.embedding import encode
 
 DAMPING = 0.5
 PASSAGE_NODE_WEIGHT = 0.05
 ENTITY_SEEDS_BY_SIMILARITY = 3
+FACT_SEEDS = 5
 MIN_ENTITY_SIMILARITY = 0.5
 MAX_NGRAM = 5
 ITERATIONS = 50
@@ -106,6 +108,26 @@ def similar_entities(view: SnapshotView, text: str) -> dict[str, float]:
     return {e: round(s, 4) for e, s in similar.items() if s >= MIN_ENTITY_SIMILARITY}
 
 
+def fact_linked_entities(view: SnapshotView, text: str) -> dict[str, float]:
+    """HippoRAG 2's query-to-triple linking: the ends of the facts most similar to the query,
+    weighted by that similarity (fact texts are "head relation tail", embedded once per view)."""
+    if not view.facts:
+        return {}
+    if "fact_vectors" not in view.cache:
+        texts = [
+            f"{f['head_name']} {f['relation'].replace('_', ' ')} {f['tail_name']}"
+            for f in view.facts
+        ]
+        view.cache["fact_vectors"] = encode(texts, view.snapshot.embedding_model)
+    similarity = view.cache["fact_vectors"] @ view.embed_query(text)
+    linked: dict[str, float] = {}
+    for index in np.argsort(-similarity)[:FACT_SEEDS]:
+        fact = view.facts[index]
+        for entity in (fact["head_entity_id"], fact["tail_entity_id"]):
+            linked[entity] = max(linked.get(entity, 0.0), round(float(similarity[index]), 4))
+    return {e: s for e, s in linked.items() if s >= MIN_ENTITY_SIMILARITY}
+
+
 def personalized_pagerank(transition: sp.csr_matrix, personalization: np.ndarray) -> np.ndarray:
     """Power iteration of r = (1 - d) p + d Tᵀ r; mass of dangling nodes returns to p."""
     p = personalization / personalization.sum()
@@ -123,7 +145,7 @@ def personalized_pagerank(transition: sp.csr_matrix, personalization: np.ndarray
 def ppr(view: SnapshotView, text: str, k: int) -> Ranking:
     graph = graph_of(view)
     named = link_query_entities(view, text)
-    seeds = {**similar_entities(view, text), **named}
+    seeds = {**similar_entities(view, text), **fact_linked_entities(view, text), **named}
     personalization = np.zeros(graph.transition.shape[0])
     position = {e: i for i, e in enumerate(graph.entity_ids)}
     for entity, weight in seeds.items():

@@ -1,0 +1,41 @@
+# kgmem: every target creates .venv with the pinned dependencies on first use.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export KGMEM_HOME ?= $(CURDIR)/kgmem_home
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export GX_ANALYTICS_ENABLED := false
+export DAGSTER_DISABLE_TELEMETRY := 1
+
+.PHONY: setup demo test lint ui clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kgmem build --collection sample --input sample_corpus/documents --input sample_corpus/conversations
+	$(BIN)/kgmem query "Who is the CEO of Acme Corporation?" --strategy dense -k 3
+	$(BIN)/kgmem query "Which city is Priya Natarajan's office in?" --strategy ppr -k 3 --explain
+	$(BIN)/kgmem query "printer error E-42 came back after the firmware update" --strategy bm25 -k 3
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+ui: $(STAMP)
+	$(BIN)/kgmem ui
+
+clean:
+	rm -rf $(VENV) kgmem_home *.egg-info

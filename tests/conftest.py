@@ -1,0 +1,39 @@
+"""Shared fixtures: an isolated environment and one build of the sample corpus per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_corpus"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway Dagster instance home for the whole session."""
+    home = tmp_path_factory.mktemp("dagster_home")
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
+    """The sample corpus built once through the CLI's code path: (workspace, summaries)."""
+    from dagster_project.build import build_collection
+    from dagster_project.definitions import defs
+    from memory.workspace import Workspace
+
+    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_home"))
+    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
+    summaries = build_collection("sample", inputs, workspace, defs)
+    return workspace, summaries
