@@ -79,9 +79,9 @@ def record_snapshot(
     """The snapshot of the collection's current memory, and whether it was newly created."""
     digest, versions, counts = content_hash(con, db, collection, embedding_model)
     existing = (
-        con.execute(
+        con.sql(
             "SELECT * FROM snapshots WHERE collection = ? AND content_hash = ?",
-            [collection, digest],
+            params=[collection, digest],
         )
         .to_arrow_table()
         .to_pylist()

@@ -44,13 +44,20 @@ def test_conversation_turn_offsets_point_into_transcript(tmp_path: Path):
     log = {
         "conversation_id": "c1",
         "sessions": [
-            {"session_id": "S1", "turns": [
-                {"speaker": "Sam", "text": "I live in Leeds.", "timestamp": "2023-01-09T10:00:00Z"},
-                {"speaker": "Assistant", "text": "Noted.", "timestamp": "2023-01-09T10:01:00Z"},
-                {"speaker": "", "text": "lost speaker", "timestamp": "2023-01-09T10:02:00Z"},
-            ]},
+            {
+                "session_id": "S1",
+                "turns": [
+                    {
+                        "speaker": "Sam",
+                        "text": "I live in Leeds.",
+                        "timestamp": "2023-01-09T10:00:00Z",
+                    },
+                    {"speaker": "Assistant", "text": "Noted.", "timestamp": "2023-01-09T10:01:00Z"},
+                    {"speaker": "", "text": "lost speaker", "timestamp": "2023-01-09T10:02:00Z"},
+                ],
+            },
         ],
-    }  # fmt: skip
+    }
     (tmp_path / "c.json").write_text(json.dumps(log))
     result = load_file("c", tmp_path / "c.json")
     document = result.documents[0]
@@ -64,16 +71,21 @@ def test_conversation_turn_offsets_point_into_transcript(tmp_path: Path):
 
 
 def test_locomo_layout(tmp_path: Path):
-    sample = [{
-        "sample_id": "conv-1",
-        "conversation": {
-            "speaker_a": "A", "speaker_b": "B",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "Hi B!"},
-                          {"speaker": "B", "dia_id": "D1:2", "text": "Hi A."}],
-        },
-        "qa": [],
-    }]  # fmt: skip
+    sample = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {
+                "speaker_a": "A",
+                "speaker_b": "B",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [
+                    {"speaker": "A", "dia_id": "D1:1", "text": "Hi B!"},
+                    {"speaker": "B", "dia_id": "D1:2", "text": "Hi A."},
+                ],
+            },
+            "qa": [],
+        }
+    ]
     (tmp_path / "locomo.json").write_text(json.dumps(sample))
     document = load_file("c", tmp_path / "locomo.json").documents[0]
     turns = json.loads(document["turns_json"])

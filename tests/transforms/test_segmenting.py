@@ -47,10 +47,24 @@ def _conversation() -> dict:
         start = len(text) + len(prefix)
         text += f"{prefix}{words}\n"
         stamp = datetime(2023, 1, 9 + i, tzinfo=UTC).isoformat()
-        turns.append({"turn_id": f"{session}:{i}", "session_id": session, "speaker": speaker,
-                      "timestamp": stamp, "char_start": start, "char_end": start + len(words)})  # fmt: skip
-    return {"doc_id": "d", "collection": "c", "kind": "conversation", "text": text,
-            "doc_time": None, "turns_json": json.dumps(turns)}  # fmt: skip
+        turns.append(
+            {
+                "turn_id": f"{session}:{i}",
+                "session_id": session,
+                "speaker": speaker,
+                "timestamp": stamp,
+                "char_start": start,
+                "char_end": start + len(words),
+            }
+        )
+    return {
+        "doc_id": "d",
+        "collection": "c",
+        "kind": "conversation",
+        "text": text,
+        "doc_time": None,
+        "turns_json": json.dumps(turns),
+    }
 
 
 def test_conversation_turns_and_sessions():

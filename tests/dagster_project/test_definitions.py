@@ -1,0 +1,39 @@
+"""The code location loads, with every stage, its lineage and its blocking contract checks."""
+
+import dagster as dg
+
+from dagster_project.definitions import defs
+
+STAGES = [
+    "raw_documents",
+    "segments",
+    "entity_mentions",
+    "relation_candidates",
+    "entities",
+    "fact_versions",
+    "graph_embeddings",
+    "memory_snapshot",
+]
+
+
+def test_definitions_load_with_every_stage_in_lineage_order():
+    graph = defs.resolve_asset_graph()
+    order = [k.to_user_string() for k in graph.toposorted_asset_keys]
+    assert sorted(order) == sorted(STAGES)
+    assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
+    assert order[-1] == "memory_snapshot"
+    upstream = {k.to_user_string() for k in graph.get(dg.AssetKey("fact_versions")).parent_keys}
+    assert upstream == {"entities", "relation_candidates"}
+
+
+def test_contract_checks_are_blocking():
+    graph = defs.resolve_asset_graph()
+    checks = {k.name: graph.get_check_spec(k) for k in graph.asset_check_keys}
+    assert set(checks) == {"segments_contract", "fact_versions_contract"}
+    assert all(spec.blocking for spec in checks.values())
+
+
+def test_every_stage_is_partitioned_by_collection():
+    graph = defs.resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        assert graph.get(key).partitions_def.name == "collections"
