@@ -24,7 +24,7 @@ from rich.table import Table
 from memory.workspace import HOME_ENV, Workspace
 
 console = Console(stderr=True)
-out = Console()
+out = Console(width=None if sys.stdout.isatty() else 110)
 
 
 def _add_home(parser: argparse.ArgumentParser) -> None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import apache_beam as beam
 from spacy.language import Language
 from spacy.tokens import Doc
 
 from transforms.entity_types import entity_type
 from transforms.ids import content_id
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import SpacyBatchDoFn
 
 NER_COMPONENTS = ("tok2vec", "ner")
 
@@ -52,17 +51,10 @@ def extract_mentions(
         yield from mentions_of(doc, segment, model)
 
 
-class SpacyNerDoFn(beam.DoFn):
-    """Beam DoFn: a batch of segment rows in, mention rows out; model loaded in `setup`."""
+class SpacyNerDoFn(SpacyBatchDoFn):
+    """Beam DoFn: a batch of segment rows in, mention rows out."""
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64) -> None:
-        self._model = model
-        self._batch_size = batch_size
-        self._nlp: Language | None = None
+    COMPONENTS = NER_COMPONENTS
 
-    def setup(self) -> None:
-        self._nlp = load_spacy(self._model, NER_COMPONENTS)
-
-    def process(self, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        assert self._nlp is not None, "setup() loads the model before process()"
-        yield from extract_mentions(self._nlp, batch, self._model, self._batch_size)
+    def run(self, nlp: Language, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        yield from extract_mentions(nlp, batch, self._model, self._batch_size)

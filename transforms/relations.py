@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import apache_beam as beam
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
 from transforms.entity_types import is_graph_entity
 from transforms.ids import content_id
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import SpacyBatchDoFn
 
 EXTRACTOR = "dep_patterns/v1"
 PARSE_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer")
@@ -175,17 +174,10 @@ def extract_relations(
         yield from relations_in(doc, segment)
 
 
-class DependencyRelationDoFn(beam.DoFn):
+class DependencyRelationDoFn(SpacyBatchDoFn):
     """Beam DoFn: a batch of segments with their mentions in, relation candidates out."""
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64) -> None:
-        self._model = model
-        self._batch_size = batch_size
-        self._nlp: Language | None = None
+    COMPONENTS = PARSE_COMPONENTS
 
-    def setup(self) -> None:
-        self._nlp = load_spacy(self._model, PARSE_COMPONENTS)
-
-    def process(self, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        assert self._nlp is not None, "setup() loads the model before process()"
-        yield from extract_relations(self._nlp, batch, self._batch_size)
+    def run(self, nlp: Language, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        yield from extract_relations(nlp, batch, self._batch_size)

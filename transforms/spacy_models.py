@@ -7,7 +7,10 @@ nothing is downloaded at run time. Any installed spaCy package name or model dir
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
+from typing import Any
 
+import apache_beam as beam
 import spacy
 from spacy.language import Language
 
@@ -30,3 +33,25 @@ def load_spacy(model: str = DEFAULT_SPACY_MODEL, components: tuple[str, ...] = (
             raise ValueError(f"spaCy model {model!r} lacks components {sorted(missing)}")
         nlp.select_pipes(enable=list(components))
     return nlp
+
+
+class SpacyBatchDoFn(beam.DoFn):
+    """Base of the spaCy Beam DoFns: loads the model once per worker in `setup` with the
+    subclass's `COMPONENTS`, and hands each batch (from `beam.BatchElements`) to `run`."""
+
+    COMPONENTS: tuple[str, ...] = ()
+
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64) -> None:
+        self._model = model
+        self._batch_size = batch_size
+        self._nlp: Language | None = None
+
+    def setup(self) -> None:
+        self._nlp = load_spacy(self._model, self.COMPONENTS)
+
+    def process(self, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        assert self._nlp is not None, "setup() loads the model before process()"
+        yield from self.run(self._nlp, batch)
+
+    def run(self, nlp: Language, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
