@@ -136,6 +136,7 @@ FACT_VERSION_COLUMNS = (
     "operation",
     "source_segment_ids",
     "extractor",
+    "cardinality",
 )
 
 LANCE_SEGMENTS = pa.schema(

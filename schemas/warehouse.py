@@ -64,7 +64,13 @@ DDL = (
         tail_entity_id VARCHAR NOT NULL, tail_name VARCHAR, confidence DOUBLE NOT NULL,
         valid_from TIMESTAMPTZ, valid_to TIMESTAMPTZ, recorded_from TIMESTAMPTZ NOT NULL,
         operation VARCHAR NOT NULL, supersedes VARCHAR, source_segment_ids VARCHAR[] NOT NULL,
-        extractor VARCHAR NOT NULL
+        extractor VARCHAR NOT NULL, cardinality VARCHAR
+    )""",
+    """
+    CREATE TABLE IF NOT EXISTS relation_cardinality (
+        collection VARCHAR, relation VARCHAR, cardinality VARCHAR, source VARCHAR,
+        evidence VARCHAR, decided_at TIMESTAMPTZ,
+        PRIMARY KEY (collection, relation)
     )""",
     """
     CREATE OR REPLACE VIEW fact_versions AS

@@ -1,17 +1,32 @@
-"""Folding relation candidates into facts, and facts into append-only fact versions.
+"""Folding extracted assertions into fact intervals, and fact intervals into versions.
 
-`fold_facts` groups candidates by (head entity, relation, tail entity): the sources are
-every supporting segment, the confidence the highest candidate confidence, `valid_from`
-the earliest time a supporting segment was observed. A negated candidate ("no longer
-works at") closes the fact's valid interval at the negation's observed time; a negation
-of a fact never asserted is quarantined. Grouping is a fold per key, so the result does
-not depend on input order.
+Assertions: every relation candidate becomes an assertion (head entity, canonical
+relation, tail entity, time, confidence, polarity) through the relation registry. Its
+time is the explicit `valid_from` an extractor gave, else the time its segment was
+observed; undated assertions sort first.
 
-`plan_versions` compares the folded facts with the current version of each fact and
-returns only the new versions to append: nothing is updated or deleted. The operation
-says what changed (insert, close, confidence-upgrade, merge-interval, retract). Version
-ids hash the previous version and the new content, so planning twice appends nothing.
-REAL's cardinality rules and bitemporal as-of logic deepen this in the versioning issue.
+Fold (REAL's non-destructive temporal update, made order-independent): the assertions
+of one key, (head, relation) or (tail, relation) for `single_by_tail`, are sorted by
+(time, polarity, tail, segment) and replayed on a timeline:
+- a positive assertion of an open value confirms it (confidence upgraded by noisy-OR,
+  the interval's sources grow);
+- a positive assertion of a new value opens an interval; for single-valued relations it
+  first closes every open value at the new start (half-open intervals `[from, to)`, so
+  the old and the new value are never valid at the same instant);
+- a negated assertion ("no longer", "left", GRAM's remove) closes the open interval of
+  its value at its time; one that closes nothing is quarantined;
+- an explicit end (`valid_to`) closes the interval there.
+A value asserted again after its interval closed opens a new interval, so a living city
+that changes back is a new fact. Undated assertions of a single-valued relation cannot
+be ordered and are kept as parallel values until a dated value closes them. Because the
+replay sees the sorted set of a key's assertions, the result is the same whatever order
+the assertions arrived in (a back-dated statement processed last lands where its date
+says), and keys are independent, so the fold runs per key in parallel (Beam GroupByKey).
+
+Versions (`plan_versions`): the folded intervals are compared with the current version of
+each fact; only new versions are appended (insert, close, confidence-upgrade,
+merge-interval, retract), never an update or delete. Version ids hash the previous
+version and the new content, so planning twice appends nothing.
 """
 
 from __future__ import annotations
@@ -25,13 +40,47 @@ from typing import Any
 from transforms.consolidation import entity_id, normalize_name
 from transforms.ids import content_id
 from transforms.quarantine import QuarantineRecord
+from transforms.relation_registry import (
+    MULTI,
+    SINGLE,
+    SINGLE_BY_TAIL,
+    CardinalityDecision,
+    RelationRegistry,
+)
 
 STAGE = "fact_versions"
+CONFIDENCE_CAP = 0.9999
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One extracted statement about a fact, in canonical form."""
+
+    head_id: str
+    relation: str
+    tail_id: str
+    time: datetime | None
+    confidence: float
+    negated: bool
+    segment_id: str
+    extractor: str
+    until: datetime | None = None
+    doc_id: str = ""
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (
+            self.time is not None,
+            self.time or datetime.min,
+            self.negated,
+            self.tail_id,
+            self.head_id,
+            self.segment_id,
+        )
 
 
 @dataclass
 class FactState:
-    """The believed state of one fact after folding all of its candidates."""
+    """One valid-time interval of a fact (h, r, t), as the fold believes it."""
 
     fact_id: str
     head_entity_id: str
@@ -42,34 +91,44 @@ class FactState:
     valid_to: datetime | None
     source_segment_ids: list[str] = field(default_factory=list)
     extractor: str = ""
+    cardinality: str = MULTI
 
 
-def fold_facts(
+def noisy_or(a: float, b: float) -> float:
+    """Confidence after a confirmation: 1 - (1 - a)(1 - b), capped below 1."""
+    return round(min(CONFIDENCE_CAP, 1.0 - (1.0 - a) * (1.0 - b)), 4)
+
+
+def to_assertions(
     collection: str,
     candidates: Iterable[Mapping[str, Any]],
     observed_at: Mapping[str, datetime | None],
-) -> tuple[list[FactState], list[QuarantineRecord]]:
-    """Fold candidates (with `segment_id`) into fact states; observed times by segment id."""
-    positive: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    negative: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    quarantined: list[QuarantineRecord] = []
+    registry: RelationRegistry,
+) -> tuple[list[Assertion], list[QuarantineRecord]]:
+    """Canonical assertions of relation candidates; unusable candidates are quarantined."""
+    assertions, rejected = [], []
     for cand in candidates:
         head, tail = normalize_name(cand["head_text"]), normalize_name(cand["tail_text"])
         if not head or not tail or head == tail:
             reason = "self-relation" if head and head == tail else "entity name normalises to ''"
-            quarantined.append(_quarantine(cand, reason))
+            rejected.append(_quarantine(cand, reason))
             continue
-        key = (entity_id(collection, head), cand["relation"], entity_id(collection, tail))
-        (negative if cand["negated"] else positive)[key].append(cand)
-    for key in sorted(set(negative) - set(positive)):
-        quarantined.extend(
-            _quarantine(c, "retraction of a fact never asserted") for c in negative[key]
+        relation, negated = registry.canonical(cand["relation"], bool(cand["negated"]))
+        assertions.append(
+            Assertion(
+                head_id=entity_id(collection, head),
+                relation=relation,
+                tail_id=entity_id(collection, tail),
+                time=cand.get("valid_from") or observed_at.get(cand["segment_id"]),
+                confidence=float(cand["confidence"]),
+                negated=negated,
+                segment_id=cand["segment_id"],
+                extractor=cand["extractor"],
+                until=cand.get("valid_to"),
+                doc_id=cand.get("doc_id", ""),
+            )
         )
-    facts = [
-        _fact_state(collection, key, positive[key], negative.get(key, []), observed_at)
-        for key in sorted(positive)
-    ]
-    return facts, quarantined
+    return assertions, rejected
 
 
 def _quarantine(cand: Mapping[str, Any], reason: str) -> QuarantineRecord:
@@ -79,34 +138,137 @@ def _quarantine(cand: Mapping[str, Any], reason: str) -> QuarantineRecord:
     )
 
 
-def _earliest(times: Iterable[datetime | None]) -> datetime | None:
-    known = [t for t in times if t is not None]
-    return min(known) if known else None
+def fold_key_of(assertion: Assertion, cardinality: str) -> tuple[str, str]:
+    """The key a fact is folded under: (tail, relation) when functional on the tail."""
+    anchor = assertion.tail_id if cardinality == SINGLE_BY_TAIL else assertion.head_id
+    return anchor, assertion.relation
 
 
-def _fact_state(
-    collection: str,
-    key: tuple[str, str, str],
-    asserted: list[Mapping[str, Any]],
-    negated: list[Mapping[str, Any]],
-    observed_at: Mapping[str, datetime | None],
-) -> FactState:
-    head_id, relation, tail_id = key
-    valid_from = _earliest(observed_at.get(c["segment_id"]) for c in asserted)
-    closing = [observed_at.get(c["segment_id"]) for c in negated]
-    valid_to = _earliest(
-        t for t in closing if t is not None and (valid_from is None or t > valid_from)
+def cardinality_decisions(
+    assertions: Iterable[Assertion], registry: RelationRegistry
+) -> dict[str, CardinalityDecision]:
+    """Cardinality of every relation in `assertions` (registry first, else learned)."""
+    return registry.decide(
+        (a.relation, a.head_id, a.tail_id, a.segment_id) for a in assertions if not a.negated
     )
-    return FactState(
-        fact_id=content_id("fact", collection, head_id, relation, tail_id),
-        head_entity_id=head_id,
-        relation=relation,
-        tail_entity_id=tail_id,
-        confidence=round(max(float(c["confidence"]) for c in asserted), 4),
-        valid_from=valid_from,
-        valid_to=valid_to,
-        source_segment_ids=sorted({c["segment_id"] for c in [*asserted, *negated]}),
-        extractor=",".join(sorted({c["extractor"] for c in asserted})),
+
+
+@dataclass
+class _Interval:
+    head: str
+    tail: str
+    start: datetime | None
+    confidence: float
+    sources: set[str]
+    extractors: set[str]
+    end: datetime | None = None
+
+
+def fold_key(
+    collection: str, assertions: Iterable[Assertion], cardinality: str
+) -> tuple[list[FactState], list[Assertion]]:
+    """Fold the assertions of one key into fact intervals; return (facts, unmatched negations)."""
+    exclusive = cardinality in (SINGLE, SINGLE_BY_TAIL)
+    by_tail = cardinality == SINGLE_BY_TAIL
+    open_: dict[str, _Interval] = {}
+    closed: list[_Interval] = []
+    unmatched: list[Assertion] = []
+    ordered = sorted(assertions, key=Assertion.sort_key)
+    for a in ordered:
+        value = a.head_id if by_tail else a.tail_id
+        if a.negated:
+            interval = open_.pop(value, None)
+            if interval is None:
+                unmatched.append(a)
+                continue
+            interval.end = a.time
+            interval.sources.add(a.segment_id)
+            closed.append(interval)
+            continue
+        if value in open_:
+            current = open_[value]
+            current.confidence = noisy_or(current.confidence, a.confidence)
+            current.sources.add(a.segment_id)
+            current.extractors.add(a.extractor)
+        else:
+            if exclusive and a.time is not None:
+                for other in [v for v, iv in open_.items() if v != value]:
+                    interval = open_.pop(other)
+                    interval.end = a.time
+                    closed.append(interval)
+            open_[value] = _Interval(
+                a.head_id, a.tail_id, a.time, a.confidence, {a.segment_id}, {a.extractor}
+            )
+        if a.until is not None and (a.time is None or a.until > a.time):
+            interval = open_.pop(value)
+            interval.end = a.until
+            closed.append(interval)
+    relation = ordered[0].relation if ordered else ""
+    intervals = [*closed, *open_.values()]
+    return _fact_states(collection, intervals, relation, cardinality), unmatched
+
+
+def _fact_states(
+    collection: str, intervals: list[_Interval], relation: str, cardinality: str
+) -> list[FactState]:
+    ordinal: dict[tuple[str, str], int] = defaultdict(int)
+    facts = []
+    for iv in sorted(
+        intervals, key=lambda i: (i.head, i.tail, i.start is not None, i.start or datetime.min)
+    ):
+        triple = (iv.head, iv.tail)
+        facts.append(
+            FactState(
+                fact_id=content_id("fact", collection, iv.head, relation, iv.tail, ordinal[triple]),
+                head_entity_id=iv.head,
+                relation=relation,
+                tail_entity_id=iv.tail,
+                confidence=round(iv.confidence, 4),
+                valid_from=iv.start,
+                valid_to=iv.end,
+                source_segment_ids=sorted(iv.sources),
+                extractor=",".join(sorted(iv.extractors)),
+                cardinality=cardinality,
+            )
+        )
+        ordinal[triple] += 1
+    return facts
+
+
+def fold_facts(
+    collection: str,
+    candidates: Iterable[Mapping[str, Any]],
+    observed_at: Mapping[str, datetime | None],
+    registry: RelationRegistry | None = None,
+) -> tuple[list[FactState], list[QuarantineRecord], dict[str, CardinalityDecision]]:
+    """In-process fold of all candidates: canonicalise, decide cardinality, fold every key."""
+    registry = registry or RelationRegistry()
+    assertions, rejected = to_assertions(collection, candidates, observed_at, registry)
+    decisions = cardinality_decisions(assertions, registry)
+    groups: dict[tuple[str, str], list[Assertion]] = defaultdict(list)
+    for a in assertions:
+        decision = decisions.get(a.relation)
+        groups[fold_key_of(a, decision.effective if decision else MULTI)].append(a)
+    facts: list[FactState] = []
+    for key in sorted(groups):
+        decision = decisions.get(key[1])
+        folded, unmatched = fold_key(
+            collection, groups[key], decision.effective if decision else MULTI
+        )
+        facts.extend(folded)
+        rejected.extend(unmatched_record(a) for a in unmatched)
+    return facts, rejected, decisions
+
+
+def unmatched_record(a: Assertion) -> QuarantineRecord:
+    """Quarantine record of a retraction that closes no interval valid at its time."""
+    reason = "retraction of a fact not valid at that time"
+    return QuarantineRecord(
+        STAGE,
+        a.doc_id,
+        f"segment {a.segment_id}",
+        reason,
+        f"{a.head_id} | {a.relation} | {a.tail_id}",
     )
 
 
@@ -141,13 +303,13 @@ def _operation(fact: FactState, previous: Mapping[str, Any] | None) -> str | Non
         return "close"
     if fact.confidence > previous["confidence"]:
         return "confidence-upgrade"
-    if (
+    changed = (
         fact.valid_from != previous["valid_from"]
         or fact.source_segment_ids != list(previous["source_segment_ids"])
         or fact.confidence != previous["confidence"]
-    ):
-        return "merge-interval"
-    return None
+        or fact.cardinality != previous.get("cardinality", fact.cardinality)
+    )
+    return "merge-interval" if changed else None
 
 
 def _state_of(row: Mapping[str, Any]) -> FactState:
@@ -161,6 +323,7 @@ def _state_of(row: Mapping[str, Any]) -> FactState:
         valid_to=row["valid_to"],
         source_segment_ids=list(row["source_segment_ids"]),
         extractor=row["extractor"],
+        cardinality=row.get("cardinality", MULTI),
     )
 
 
@@ -198,4 +361,5 @@ def _version_row(
         "supersedes": previous_id,
         "source_segment_ids": fact.source_segment_ids,
         "extractor": fact.extractor,
+        "cardinality": fact.cardinality,
     }

@@ -52,6 +52,7 @@ def fact_versions_frame() -> pd.DataFrame:
             "operation": ["insert", "confidence-upgrade", "insert"],
             "source_segment_ids": [["s1"], np.array(["s1", "s2"]), ["s2"]],
             "extractor": ["patterns"] * 3,
+            "cardinality": ["single"] * 3,
         }
     )
 

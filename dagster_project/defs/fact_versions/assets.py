@@ -8,8 +8,9 @@ import dagster as dg
 from dagster_project.defs.contract_check import contract_result, contract_spec
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
-from dagster_project.resources import WarehouseResource
+from dagster_project.resources import PipelineSettings, WarehouseResource
 from transforms.facts import STAGE, fold_facts, plan_versions
+from transforms.relation_registry import cardinality_rows
 
 CANDIDATES_SQL = """
 SELECT c.*, s.observed_at FROM relation_candidates c
@@ -30,7 +31,7 @@ FROM relation_candidates WHERE collection = ?
     check_specs=[contract_spec(STAGE)],
 )
 def fact_versions(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
 ) -> dg.MaterializeResult:
     """Facts with valid time (`valid_from`/`valid_to`) and recorded time
     (`recorded_from`/`recorded_to`); every change is a new version citing its segments."""
@@ -39,10 +40,13 @@ def fact_versions(
     fingerprint = warehouse.rows(FINGERPRINT_SQL, [collection])[0]["fp"]
     skipped = warehouse.fingerprint_unchanged(collection, STAGE, fingerprint)
     appended = rows_in = quarantined = 0
+    learned: dict[str, str] = {}
     if not skipped:
         candidates = warehouse.rows(CANDIDATES_SQL, [collection])
         observed = {c["segment_id"]: c["observed_at"] for c in candidates}
-        facts, rejected = fold_facts(collection, candidates, observed)
+        facts, rejected, decisions = fold_facts(
+            collection, candidates, observed, settings.registry()
+        )
         current = {
             row["fact_id"]: row
             for row in warehouse.rows(
@@ -58,9 +62,13 @@ def fact_versions(
         }
         versions = plan_versions(collection, facts, current, names, datetime.now(UTC))
         warehouse.append("fact_version_log", versions)
+        warehouse.replace_collection(
+            "relation_cardinality", collection, cardinality_rows(collection, decisions)
+        )
         quarantined = warehouse.set_quarantine(collection, STAGE, rejected)
         warehouse.record_fingerprint(collection, STAGE, fingerprint)
         appended, rows_in = len(versions), len(candidates)
+        learned = {r: d.cardinality for r, d in decisions.items() if d.source == "learned"}
     frame = warehouse.fetch(
         "SELECT * EXCLUDE (supersedes) FROM fact_versions WHERE collection = ?", [collection]
     ).to_pandas()
@@ -71,5 +79,6 @@ def fact_versions(
         quarantined=quarantined,
         skipped=skipped,
         total_versions=len(frame),
+        learned_cardinality=dg.MetadataValue.json(learned),
         check_results=[contract_result(STAGE, frame)],
     )
