@@ -2,6 +2,7 @@
 
     kgmem build --collection NAME --input PATH [--input PATH ...]
     kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--json] [--explain]
+    kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 
@@ -16,6 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -51,7 +53,22 @@ def parser() -> argparse.ArgumentParser:
     query.add_argument("-k", type=int, default=5, help="number of segments (default 5)")
     query.add_argument("--json", action="store_true", help="machine-readable output")
     query.add_argument("--explain", action="store_true", help="print the strategy's explanation")
+    query.add_argument(
+        "--valid-at", type=_timestamp, help="reference time: facts valid then, no later segments"
+    )
     _add_home(query)
+
+    facts = commands.add_parser(
+        "facts", help="fact history of an entity, as-of on valid and recorded time"
+    )
+    facts.add_argument("entity", help="entity name or alias, e.g. 'Sam Okafor'")
+    facts.add_argument("--collection", help="collection (default: that of the newest snapshot)")
+    facts.add_argument("--valid-at", type=_timestamp, help="only facts true at this time")
+    facts.add_argument("--known-at", type=_timestamp, help="as the memory believed at this time")
+    facts.add_argument("--relation", help="only this relation, e.g. live_in")
+    facts.add_argument("--stable-only", action="store_true", help="only confidence >= 0.8")
+    facts.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_home(facts)
 
     snapshots = commands.add_parser("snapshots", help="list memory snapshots")
     snapshots.add_argument("--collection", help="only this collection")
@@ -71,9 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        return {"build": _build, "query": _query, "snapshots": _snapshots, "ui": _ui}[args.command](
-            args
-        )
+        handlers = {
+            "build": _build,
+            "query": _query,
+            "facts": _facts,
+            "snapshots": _snapshots,
+            "ui": _ui,
+        }
+        return handlers[args.command](args)
     except (FileNotFoundError, LookupError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
@@ -132,7 +154,7 @@ def _query(args: argparse.Namespace) -> int:
     from memory import Memory
 
     result = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection).query(
-        args.text, strategy=args.strategy, k=args.k
+        args.text, strategy=args.strategy, k=args.k, valid_at=args.valid_at
     )
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
@@ -154,6 +176,61 @@ def _query(args: argparse.Namespace) -> int:
                 f"  (conf {fact['confidence']:.2f}, valid {valid})"
             )
     return 0
+
+
+def _timestamp(value: str) -> datetime:
+    from transforms.timeparse import parse_time
+
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _facts(args: argparse.Namespace) -> int:
+    from memory.facts import AsOf, facts_as_of, resolve_entity
+    from memory.snapshots import list_snapshots
+
+    con = Workspace.at(args.home).connect(read_only=True)
+    snapshots = list_snapshots(con)
+    if not args.collection and not snapshots:
+        raise LookupError("no snapshot yet; run `kgmem build` or pass --collection")
+    collection = args.collection or snapshots[0].collection
+    entity_ids = resolve_entity(con, collection, args.entity)
+    if not entity_ids:
+        raise LookupError(f"no entity named {args.entity!r} in collection {collection!r}")
+    rows = facts_as_of(
+        con,
+        collection,
+        AsOf(args.valid_at, args.known_at),
+        entity_ids=entity_ids,
+        relation=args.relation,
+        stable_only=args.stable_only,
+    )
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    table = Table(title=f"facts of {args.entity} in {collection}")
+    for column in ("head", "relation", "tail", "valid from", "valid to", "conf", "recorded", "op"):
+        table.add_column(column)
+    for f in rows:
+        table.add_row(
+            f["head_name"],
+            f["relation"],
+            f["tail_name"],
+            _day(f["valid_from"]) or "?",
+            _day(f["valid_to"]) or "now",
+            f"{f['confidence']:.2f}" + ("" if f["stable"] else " ~"),
+            _day(f["recorded_from"]),
+            f["operation"],
+        )
+    out.print(table)
+    out.print("~ below θ_stable (0.8): kept, but left out of normal retrieval")
+    return 0
+
+
+def _day(value: datetime | None) -> str | None:
+    return value.date().isoformat() if value else None
 
 
 def _snapshots(args: argparse.Namespace) -> int:

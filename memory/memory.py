@@ -16,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.snapshot_view import SnapshotView
+from memory.facts import is_speculative
+from memory.snapshot_view import QueryContext, SnapshotView
 from memory.snapshots import Snapshot, list_snapshots
 from memory.strategies import STRATEGIES, Ranking
 from memory.workspace import Workspace
@@ -61,6 +62,9 @@ class QueryResult:
 class Memory:
     """A queryable, immutable memory snapshot."""
 
+    OVERFETCH = 4
+    """With a reference time, strategies rank this many times k before time filtering."""
+
     def __init__(self, view: SnapshotView) -> None:
         self._view = view
 
@@ -82,19 +86,40 @@ class Memory:
     def snapshot(self) -> Snapshot:
         return self._view.snapshot
 
-    def query(self, text: str, strategy: str = "dense", k: int = 5) -> QueryResult:
-        """Rank segments for `text` with `strategy` (one of `STRATEGIES`)."""
+    def query(
+        self, text: str, strategy: str = "dense", k: int = 5, valid_at: datetime | None = None
+    ) -> QueryResult:
+        """Rank segments for `text` with `strategy` (one of `STRATEGIES`).
+
+        With `valid_at`, facts are those valid at that time, and segments observed after it
+        are dropped unless they support such a fact (a later account of an earlier state).
+        Facts below θ_stable are used only when the query is speculative ("maybe", "guess").
+        """
         if strategy not in STRATEGIES:
-            raise ValueError(
-                f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
-            )
+            known = ", ".join(STRATEGIES)
+            raise ValueError(f"unknown strategy {strategy!r}; choose one of {known}")
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
-        ranking: Ranking = STRATEGIES[strategy](self._view, text, k)
-        hits = [self._hit(rank, sid, score) for rank, (sid, score) in enumerate(ranking.scored, 1)]
-        return QueryResult(self.snapshot.snapshot_id, strategy, hits, ranking.explanation)
+        fetch = k * self.OVERFETCH if valid_at else k
+        context = QueryContext(text, fetch, valid_at, is_speculative(text))
+        ranking: Ranking = STRATEGIES[strategy](self._view, context)
+        kept = [(s, score) for s, score in ranking.scored if self._in_time(s, context)][:k]
+        hits = [self._hit(rank, s, score, context) for rank, (s, score) in enumerate(kept, 1)]
+        explanation = {
+            **ranking.explanation,
+            "valid_at": _iso(valid_at),
+            "speculative": context.speculative,
+        }
+        return QueryResult(self.snapshot.snapshot_id, strategy, hits, explanation)
 
-    def _hit(self, rank: int, segment_id: str, score: float) -> QueryHit:
+    def _in_time(self, segment_id: str, context: QueryContext) -> bool:
+        if context.valid_at is None:
+            return True
+        observed = self._view.segment(segment_id)["observed_at"]
+        supported = segment_id in self._view.facts_by_segment(context)
+        return observed is None or observed <= context.valid_at or supported
+
+    def _hit(self, rank: int, segment_id: str, score: float, context: QueryContext) -> QueryHit:
         row = self._view.segment(segment_id)
         provenance = {
             "doc_id": row["doc_id"],
@@ -116,9 +141,10 @@ class Memory:
                 "confidence": f["confidence"],
                 "valid_from": _iso(f["valid_from"]),
                 "valid_to": _iso(f["valid_to"]),
+                "stable": f["stable"],
                 "version_id": f["version_id"],
             }
-            for f in self._view.facts_by_segment.get(segment_id, [])
+            for f in self._view.facts_by_segment(context).get(segment_id, [])
         ]
         return QueryHit(rank, score, segment_id, row["text"], provenance, facts)
 

@@ -1,10 +1,15 @@
 """A read-only view of one snapshot: its LanceDB tables at the pinned versions and its facts
-as of the pinned recorded-time cutoff. Strategies query through this view only."""
+as of the pinned recorded-time cutoff. Strategies query through this view only.
+
+A query brings its own coordinates (`QueryContext`): the valid time it asks about and
+whether it is speculative; facts are selected for those coordinates (valid at the query's
+reference time, stable unless speculative) and cached per combination."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -12,6 +17,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from memory.facts import AsOf, facts_as_of
 from memory.snapshots import Snapshot
 from memory.workspace import lance_table_name
 from transforms.consolidation import normalize_name
@@ -19,11 +25,20 @@ from transforms.embedding import encode
 
 RETRIEVABLE_FILTER = "kind IN ('chunk', 'turn')"
 
-FACTS_AS_OF_SQL = """
-SELECT * EXCLUDE (supersedes) FROM fact_versions
-WHERE collection = ? AND recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)
-  AND operation <> 'retract'
-"""
+
+@dataclass(frozen=True)
+class QueryContext:
+    """One query: its text, how many segments, its reference time, and whether it may use
+    facts below θ_stable (REAL: only when the query is speculative)."""
+
+    text: str
+    k: int
+    valid_at: datetime | None = None
+    speculative: bool = False
+
+    @property
+    def fact_filter(self) -> tuple[datetime | None, bool]:
+        return self.valid_at, self.speculative
 
 
 @dataclass
@@ -64,19 +79,26 @@ class SnapshotView:
                     index.setdefault(key, row["entity_id"])
         return index
 
-    @functools.cached_property
-    def facts(self) -> list[dict[str, Any]]:
-        cutoff = self.snapshot.recorded_cutoff
-        params = [self.snapshot.collection, cutoff, cutoff]
-        return self.con.sql(FACTS_AS_OF_SQL, params=params).to_arrow_table().to_pylist()
+    def facts(self, query: QueryContext) -> list[dict[str, Any]]:
+        """Facts of the snapshot for the query's valid time and stability filter."""
+        key = ("facts", *query.fact_filter)
+        if key not in self.cache:
+            as_of = AsOf(valid_at=query.valid_at, known_at=self.snapshot.recorded_cutoff)
+            self.cache[key] = facts_as_of(
+                self.con, self.snapshot.collection, as_of, stable_only=not query.speculative
+            )
+        return self.cache[key]
 
-    @functools.cached_property
-    def facts_by_segment(self) -> dict[str, list[dict[str, Any]]]:
-        index: dict[str, list[dict[str, Any]]] = {}
-        for fact in self.facts:
-            for segment_id in fact["source_segment_ids"]:
-                index.setdefault(segment_id, []).append(fact)
-        return index
+    def facts_by_segment(self, query: QueryContext) -> dict[str, list[dict[str, Any]]]:
+        """The query's facts indexed by the segments that support them."""
+        key = ("facts_by_segment", *query.fact_filter)
+        if key not in self.cache:
+            index: dict[str, list[dict[str, Any]]] = {}
+            for fact in self.facts(query):
+                for segment_id in fact["source_segment_ids"]:
+                    index.setdefault(segment_id, []).append(fact)
+            self.cache[key] = index
+        return self.cache[key]
 
     def embed_query(self, text: str) -> np.ndarray:
         return encode([text], self.snapshot.embedding_model)[0]

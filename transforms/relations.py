@@ -6,12 +6,15 @@ parsed doc, so both stages agree on entity spans):
 | pattern | example | relation | prior |
 |---|---|---|---|
 | `svo` | "Acme acquired Brightline." | verb lemma (`acquire`) | 0.85 |
-| `verb_prep` | "Priya works at the Harborview Office." | verb + preposition (`work_at`) | 0.75 |
-| `attr_prep` | "Maria is the CEO of Acme." | attribute + preposition (`ceo_of`) | 0.80 |
-| `appos_prep` | "Maria, the CEO of Acme, said..." | appositive + preposition (`ceo_of`) | 0.70 |
+| `verb_prep` | "Priya works at the Harborview Office." | verb + preposition (`work_at`) | 0.80 |
+| `attr_prep` | "Maria is the CEO of Acme." | attribute + preposition (`ceo_of`) | 0.85 |
+| `appos_prep` | "Maria, the CEO of Acme, said..." | appositive + preposition (`ceo_of`) | 0.75 |
 
-The confidence is the pattern's prior: these are hand-set precision estimates, not
-calibrated probabilities; a trained classifier replaces them in the extraction issue.
+The confidence is the pattern's prior: a hand-set precision estimate, not a calibrated
+probability (the relation classifier gives those). A single clear declarative from a
+document sits at or above REAL's θ_stable (0.8), so it is retrieved; appositives and
+statements resolved from "I" sit below it and become stable once another segment
+confirms them (noisy-OR upgrade in the fact fold).
 A first-person subject ("I live in Leeds") in a conversation turn resolves to the turn's
 speaker (pattern suffix `+speaker`). A negated verb ("no longer works at", "does not")
 marks the candidate `negated`, which fact folding reads as a retraction.
@@ -31,7 +34,7 @@ from transforms.spacy_models import SpacyBatchDoFn
 
 EXTRACTOR = "dep_patterns/v1"
 PARSE_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer")
-PATTERN_PRIORS = {"svo": 0.85, "verb_prep": 0.75, "attr_prep": 0.80, "appos_prep": 0.70}
+PATTERN_PRIORS = {"svo": 0.85, "verb_prep": 0.80, "attr_prep": 0.85, "appos_prep": 0.75}
 SPEAKER_PENALTY = 0.9
 """Factor applied to a pattern's prior when its head was resolved from "I" to the speaker."""
 

@@ -1,4 +1,4 @@
-"""What a strategy is: a function from (view, query, k) to a ranking with its explanation."""
+"""What a strategy is: a function from (view, query) to a ranking with its explanation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.snapshot_view import SnapshotView
+from memory.snapshot_view import QueryContext, SnapshotView
 
 
 @dataclass
@@ -17,4 +17,4 @@ class Ranking:
     explanation: dict[str, Any] = field(default_factory=dict)
 
 
-Strategy = Callable[[SnapshotView, str, int], Ranking]
+Strategy = Callable[[SnapshotView, QueryContext], Ranking]

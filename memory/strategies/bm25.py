@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from memory.snapshot_view import RETRIEVABLE_FILTER, SnapshotView
+from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 
 
-def bm25(view: SnapshotView, text: str, k: int) -> Ranking:
+def bm25(view: SnapshotView, query: QueryContext) -> Ranking:
     hits = (
         view.table("segments")
-        .search(text, query_type="fts")
+        .search(query.text, query_type="fts")
         .where(RETRIEVABLE_FILTER, prefilter=True)
         .select(["segment_id", "_score"])
-        .limit(k)
+        .limit(query.k)
         .to_list()
     )
     return Ranking(

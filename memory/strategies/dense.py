@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.snapshot_view import RETRIEVABLE_FILTER, SnapshotView
+from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 
 
@@ -19,7 +19,6 @@ def dense_scores(view: SnapshotView, text: str, k: int) -> list[tuple[str, float
     return [(h["segment_id"], round(1.0 - h["_distance"] / 2.0, 6)) for h in hits]
 
 
-def dense(view: SnapshotView, text: str, k: int) -> Ranking:
-    return Ranking(
-        dense_scores(view, text, k), {"strategy": "dense", "model": view.snapshot.embedding_model}
-    )
+def dense(view: SnapshotView, query: QueryContext) -> Ranking:
+    scored = dense_scores(view, query.text, query.k)
+    return Ranking(scored, {"strategy": "dense", "model": view.snapshot.embedding_model})

@@ -2,12 +2,15 @@
 
 Nodes are the snapshot's entities and retrievable segments. Edges: segment–entity for
 every mention (weight 1) and entity–entity for every fact valid in the snapshot (weight =
-fact confidence), both undirected. The personalization vector follows HippoRAG 2: query
-entities (aliases found in the query text, weight 1, plus the entities most similar to
-the query embedding, weight = cosine) and every segment with a small weight proportional
-to its dense score (`PASSAGE_NODE_WEIGHT` = 0.05). Damping 0.5 as in HippoRAG. Segments
-are ranked by their PageRank mass, so a passage two hops away from a query entity (a
-person's office's city) is reachable although it shares no words with the query.
+fact confidence; facts valid at the query's reference time and stable unless the query
+is speculative), both undirected. The personalization vector follows HippoRAG 2: query
+entities (aliases found in the query text, weight 1; the ends of the 5 facts most
+similar to the query, HippoRAG 2's query-to-triple linking, weight = cosine; the
+entities whose description is most similar to the query, weight = cosine) and every
+segment with a small weight proportional to its dense score (`PASSAGE_NODE_WEIGHT` =
+0.05). Damping 0.5 as in HippoRAG. Segments are ranked by their PageRank mass, so a
+passage two hops away from a query entity (a person's office's city) is reachable
+although it shares no words with the query.
 
 The graph is a scipy CSR matrix built once per view; each query is a few sparse
 matrix–vector products, never a Python loop over nodes.
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from memory.snapshot_view import SnapshotView
+from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.dense import dense_scores
 from transforms.consolidation import normalize_name
@@ -52,7 +55,7 @@ class EntitySegmentGraph:
         return len(self.entity_ids)
 
 
-def _build_graph(view: SnapshotView) -> EntitySegmentGraph:
+def _build_graph(view: SnapshotView, query: QueryContext) -> EntitySegmentGraph:
     entity_ids = view.entities.column("entity_id").to_pylist()
     segment_ids = view.segments.column("segment_id").to_pylist()
     position = {e: i for i, e in enumerate(entity_ids)}
@@ -64,7 +67,7 @@ def _build_graph(view: SnapshotView) -> EntitySegmentGraph:
                 rows.append(n_e + s_index)
                 cols.append(position[entity])
                 weights.append(1.0)
-    for fact in view.facts:
+    for fact in view.facts(query):
         head, tail = position.get(fact["head_entity_id"]), position.get(fact["tail_entity_id"])
         if head is not None and tail is not None:
             rows.append(head)
@@ -77,11 +80,12 @@ def _build_graph(view: SnapshotView) -> EntitySegmentGraph:
     return EntitySegmentGraph(entity_ids, segment_ids, sp.diags(inverse) @ adjacency)
 
 
-def graph_of(view: SnapshotView) -> EntitySegmentGraph:
-    """The graph of `view`, built on first use and kept in the view's cache."""
-    if "ppr_graph" not in view.cache:
-        view.cache["ppr_graph"] = _build_graph(view)
-    return view.cache["ppr_graph"]
+def graph_of(view: SnapshotView, query: QueryContext) -> EntitySegmentGraph:
+    """The graph of the query's facts, built on first use and kept in the view's cache."""
+    key = ("ppr_graph", *query.fact_filter)
+    if key not in view.cache:
+        view.cache[key] = _build_graph(view, query)
+    return view.cache[key]
 
 
 def link_query_entities(view: SnapshotView, text: str) -> dict[str, float]:
@@ -108,21 +112,22 @@ def similar_entities(view: SnapshotView, text: str) -> dict[str, float]:
     return {e: round(s, 4) for e, s in similar.items() if s >= MIN_ENTITY_SIMILARITY}
 
 
-def fact_linked_entities(view: SnapshotView, text: str) -> dict[str, float]:
+def fact_linked_entities(view: SnapshotView, query: QueryContext) -> dict[str, float]:
     """HippoRAG 2's query-to-triple linking: the ends of the facts most similar to the query,
     weighted by that similarity (fact texts are "head relation tail", embedded once per view)."""
-    if not view.facts:
+    facts = view.facts(query)
+    if not facts:
         return {}
-    if "fact_vectors" not in view.cache:
+    key = ("fact_vectors", *query.fact_filter)
+    if key not in view.cache:
         texts = [
-            f"{f['head_name']} {f['relation'].replace('_', ' ')} {f['tail_name']}"
-            for f in view.facts
+            f"{f['head_name']} {f['relation'].replace('_', ' ')} {f['tail_name']}" for f in facts
         ]
-        view.cache["fact_vectors"] = encode(texts, view.snapshot.embedding_model)
-    similarity = view.cache["fact_vectors"] @ view.embed_query(text)
+        view.cache[key] = encode(texts, view.snapshot.embedding_model)
+    similarity = view.cache[key] @ view.embed_query(query.text)
     linked: dict[str, float] = {}
     for index in np.argsort(-similarity)[:FACT_SEEDS]:
-        fact = view.facts[index]
+        fact = facts[index]
         for entity in (fact["head_entity_id"], fact["tail_entity_id"]):
             linked[entity] = max(linked.get(entity, 0.0), round(float(similarity[index]), 4))
     return {e: s for e, s in linked.items() if s >= MIN_ENTITY_SIMILARITY}
@@ -142,10 +147,11 @@ def personalized_pagerank(transition: sp.csr_matrix, personalization: np.ndarray
     return rank
 
 
-def ppr(view: SnapshotView, text: str, k: int) -> Ranking:
-    graph = graph_of(view)
+def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
+    text, k = query.text, query.k
+    graph = graph_of(view, query)
     named = link_query_entities(view, text)
-    seeds = {**similar_entities(view, text), **fact_linked_entities(view, text), **named}
+    seeds = {**similar_entities(view, text), **fact_linked_entities(view, query), **named}
     personalization = np.zeros(graph.transition.shape[0])
     position = {e: i for i, e in enumerate(graph.entity_ids)}
     for entity, weight in seeds.items():
