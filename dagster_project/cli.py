@@ -3,6 +3,7 @@
     kgmem build --collection NAME --input PATH [--input PATH ...]
     kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--json] [--explain]
     kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
+    kgmem entities show|split|merge NAME [OTHER] --collection NAME
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 
@@ -70,6 +71,15 @@ def parser() -> argparse.ArgumentParser:
     facts.add_argument("--json", action="store_true", help="machine-readable output")
     _add_home(facts)
 
+    entities = commands.add_parser(
+        "entities",
+        help="show an entity's merges, or split / merge entities (next build honours it)",
+    )
+    entities.add_argument("action", choices=["show", "split", "merge"])
+    entities.add_argument("names", nargs="+", help="show: NAME; split / merge: NAME OTHER")
+    entities.add_argument("--collection", required=True, help="collection name")
+    _add_home(entities)
+
     snapshots = commands.add_parser("snapshots", help="list memory snapshots")
     snapshots.add_argument("--collection", help="only this collection")
     snapshots.add_argument("--json", action="store_true", help="machine-readable output")
@@ -92,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "build": _build,
             "query": _query,
             "facts": _facts,
+            "entities": _entities,
             "snapshots": _snapshots,
             "ui": _ui,
         }
@@ -226,6 +237,32 @@ def _facts(args: argparse.Namespace) -> int:
         )
     out.print(table)
     out.print("~ below θ_stable (0.8): kept, but left out of normal retrieval")
+    return 0
+
+
+def _entities(args: argparse.Namespace) -> int:
+    from memory.entities import add_constraint, entity_links
+
+    workspace = Workspace.at(args.home)
+    if args.action == "show":
+        links = entity_links(workspace.connect(read_only=True), args.collection, args.names[0])
+        table = Table(title=f"entity of {args.names[0]!r} in {args.collection}")
+        for column in ("entity", "name", "type", "mention key", "method", "score"):
+            table.add_column(column)
+        for link in links:
+            table.add_row(
+                *(
+                    str(link[c])
+                    for c in ("entity_id", "name", "entity_type", "norm_key", "method", "score")
+                )
+            )
+        out.print(table)
+        return 0
+    if len(args.names) != 2:
+        raise ValueError(f"{args.action} takes two names, got {len(args.names)}")
+    kind = "cannot_link" if args.action == "split" else "must_link"
+    add_constraint(workspace.connect(), args.collection, kind, *args.names)
+    out.print(f"recorded {kind} {args.names[0]!r} / {args.names[1]!r}; the next build applies it")
     return 0
 
 

@@ -1,7 +1,8 @@
-"""Beam pipeline options from configuration rather than from `sys.argv`.
+"""Beam pipeline options and stage configurations from configuration rather than `sys.argv`.
 
 `PipelineOptions()` parses the process's argv by default, which breaks under pytest and
-CLI wrappers; kgmem always passes explicit flags.
+CLI wrappers; kgmem always passes explicit flags. Each stage configuration declares its own
+command-line flags (`add_arguments`) and reads them back (`from_args`) for `run_stage`.
 """
 
 from __future__ import annotations
@@ -9,13 +10,18 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from transforms.hf_ner import DEFAULT_HF_NER_MODEL, DEVICES, HF_BACKEND
+from transforms.ner import SPACY_BACKEND
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 DEFAULT_RUNNER = "DirectRunner"
+NER_BACKENDS = (SPACY_BACKEND, HF_BACKEND)
+_DEFAULT_NER_MODELS = {SPACY_BACKEND: DEFAULT_SPACY_MODEL, HF_BACKEND: DEFAULT_HF_NER_MODEL}
 
 
 def pipeline_options(
@@ -38,27 +44,90 @@ class SpacyStageConfig:
     min_batch_size: int = 16
     max_batch_size: int = 64
 
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--model", default=DEFAULT_SPACY_MODEL, help="spaCy package or path")
 
-BuildFn = Callable[[beam.Pipeline, str, str, SpacyStageConfig], beam.PCollection]
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SpacyStageConfig:
+        return cls(model=args.model)
+
+
+@dataclass(frozen=True)
+class NerBackendConfig:
+    """How the NER stage runs, and with which backend.
+
+    - `backend`: `spacy` (a spaCy pipeline in a batched DoFn) or `hf` (a Hugging Face
+      token-classification model through Beam `RunInference`).
+    - `model`: spaCy package name or path, or Hugging Face model id or path; `None` picks
+      the backend's default (packaged `en_core_web_sm`, or BERT-large CoNLL-03 for `hf`).
+    - `min_batch_size`, `max_batch_size`: bounds of the segment batches.
+    - `device`: `auto` (CUDA when available), `cpu` or `cuda`; `hf` only, spaCy runs on CPU.
+    - `max_length`, `stride`: `hf` window length in tokens and overlap of the windows of a
+      longer segment.
+    """
+
+    backend: str = SPACY_BACKEND
+    model: str | None = None
+    min_batch_size: int = 16
+    max_batch_size: int = 64
+    device: str = "auto"
+    max_length: int = 512
+    stride: int = 128
+
+    def __post_init__(self) -> None:
+        if self.backend not in NER_BACKENDS:
+            raise ValueError(f"NER backend must be one of {NER_BACKENDS}, not {self.backend!r}")
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, not {self.device!r}")
+        if not 0 < self.min_batch_size <= self.max_batch_size:
+            raise ValueError("batch sizes need 0 < min_batch_size <= max_batch_size")
+        if not 0 <= self.stride < self.max_length:
+            raise ValueError("stride needs 0 <= stride < max_length")
+        if self.model is None:
+            object.__setattr__(self, "model", _DEFAULT_NER_MODELS[self.backend])
+
+    @property
+    def model_tag(self) -> str:
+        """`backend:model`, the `model` column of the mentions it finds."""
+        return f"{self.backend}:{self.model}"
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--backend", choices=NER_BACKENDS, default=SPACY_BACKEND)
+        parser.add_argument(
+            "--model", help="spaCy package or path, or Hugging Face model id or path"
+        )
+        parser.add_argument("--device", choices=DEVICES, default="auto", help="hf backend only")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> NerBackendConfig:
+        return cls(backend=args.backend, model=args.model, device=args.device)
+
+
+ConfigT = TypeVar("ConfigT", SpacyStageConfig, NerBackendConfig)
+BuildFn = Callable[[beam.Pipeline, str, str, ConfigT], beam.PCollection]
 
 
 def run_stage(
-    build: BuildFn,
+    build: BuildFn[ConfigT],
     description: str,
     argv: Sequence[str] | None = None,
     test_pipeline: beam.Pipeline | None = None,
+    config_type: type[ConfigT] = SpacyStageConfig,
 ) -> None:
-    """Shared command line of the stage pipelines: `--input GLOB --output PREFIX [--model M]
-    [--runner R] [any Beam flag]`; with `test_pipeline`, only build onto it."""
+    """Shared command line of the stage pipelines: `--input GLOB --output PREFIX
+    [--runner R]`, the flags of `config_type` (e.g. `--model M`) and any Beam flag; with
+    `test_pipeline`, only build onto it."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--input", required=True, help="glob of input Parquet files")
     parser.add_argument("--output", required=True, help="prefix of the output shards")
-    parser.add_argument("--model", default=DEFAULT_SPACY_MODEL, help="spaCy package or path")
     parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    config_type.add_arguments(parser)
     args, beam_flags = parser.parse_known_args(argv)
     p = test_pipeline or beam.Pipeline(
         options=pipeline_options(args.runner, extra_flags=beam_flags)
     )
-    build(p, args.input, args.output, SpacyStageConfig(model=args.model))
+    build(p, args.input, args.output, config_type.from_args(args))
     if test_pipeline is None:
         p.run().wait_until_finish()

@@ -58,6 +58,16 @@ DDL = (
         PRIMARY KEY (collection, entity_id, alias)
     )""",
     """
+    CREATE TABLE IF NOT EXISTS entity_same_as (
+        collection VARCHAR, norm_key VARCHAR, entity_id VARCHAR, method VARCHAR, score DOUBLE,
+        PRIMARY KEY (collection, norm_key)
+    )""",
+    """
+    CREATE TABLE IF NOT EXISTS entity_constraints (
+        collection VARCHAR, kind VARCHAR, key_a VARCHAR, key_b VARCHAR, created_at TIMESTAMPTZ,
+        PRIMARY KEY (collection, kind, key_a, key_b)
+    )""",
+    """
     CREATE TABLE IF NOT EXISTS fact_version_log (
         version_id VARCHAR PRIMARY KEY, fact_id VARCHAR NOT NULL, collection VARCHAR NOT NULL,
         head_entity_id VARCHAR NOT NULL, head_name VARCHAR, relation VARCHAR NOT NULL,

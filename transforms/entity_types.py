@@ -2,10 +2,14 @@
 
 KGERMAR types entities as Person, Organization, Location, Concept or Event. Numeric and
 temporal labels (dates, money, quantities...) are kept as mentions with type `Value` but
-do not become graph entities.
+do not become graph entities. Labels come from spaCy (OntoNotes), CoNLL-2003 and Re-DocRED
+(PER, ORG, LOC, MISC, TIME, NUM) token classifiers and a few other common inventories; a
+tagging-scheme prefix (`B-`, `I-`, `E-`, `S-`, `L-`, `U-`) is ignored.
 """
 
 from __future__ import annotations
+
+from transforms.token_spans import split_label
 
 KGERMAR_TYPES = ("Person", "Organization", "Location", "Concept", "Event")
 VALUE_TYPE = "Value"
@@ -23,16 +27,24 @@ _LABEL_TO_TYPE = {
     "WORK_OF_ART": "Concept",
     "LAW": "Concept",
     "LANGUAGE": "Concept",
-    # CoNLL-2003 labels (Hugging Face token-classification models)
+    # CoNLL-2003 and Re-DocRED labels (Hugging Face token-classification models)
     "PER": "Person",
     "MISC": "Concept",
+    # spelled-out labels of other token classifiers (e.g. WNUT-17, Few-NERD coarse types)
+    "ORGANIZATION": "Organization",
+    "ORGANISATION": "Organization",
+    "CORPORATION": "Organization",
+    "GROUP": "Organization",
+    "LOCATION": "Location",
+    "CREATIVE-WORK": "Concept",
+    "MISCELLANEOUS": "Concept",
 }
 _VALUE_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL", "NUM"}
 
 
 def entity_type(label: str) -> str:
     """KGERMAR type of a model label (`Value` for numbers and dates, `Concept` if unknown)."""
-    label = label.upper().removeprefix("B-").removeprefix("I-")
+    label = split_label(label.upper())[1]
     if label in _VALUE_LABELS:
         return VALUE_TYPE
     return _LABEL_TO_TYPE.get(label, "Concept")

@@ -104,8 +104,13 @@ def to_assertions(
     candidates: Iterable[Mapping[str, Any]],
     observed_at: Mapping[str, datetime | None],
     registry: RelationRegistry,
+    entity_of: Mapping[str, str] | None = None,
 ) -> tuple[list[Assertion], list[QuarantineRecord]]:
-    """Canonical assertions of relation candidates; unusable candidates are quarantined."""
+    """Canonical assertions of relation candidates; unusable candidates are quarantined.
+
+    Names resolve to entities through `entity_of` (normalised key -> entity id, the
+    `entity_same_as` links), falling back to the key's own id for unresolved names."""
+    entity_of = entity_of or {}
     assertions, rejected = [], []
     for cand in candidates:
         head, tail = normalize_name(cand["head_text"]), normalize_name(cand["tail_text"])
@@ -116,9 +121,9 @@ def to_assertions(
         relation, negated = registry.canonical(cand["relation"], bool(cand["negated"]))
         assertions.append(
             Assertion(
-                head_id=entity_id(collection, head),
+                head_id=entity_of.get(head) or entity_id(collection, head),
                 relation=relation,
-                tail_id=entity_id(collection, tail),
+                tail_id=entity_of.get(tail) or entity_id(collection, tail),
                 time=cand.get("valid_from") or observed_at.get(cand["segment_id"]),
                 confidence=float(cand["confidence"]),
                 negated=negated,
@@ -240,10 +245,11 @@ def fold_facts(
     candidates: Iterable[Mapping[str, Any]],
     observed_at: Mapping[str, datetime | None],
     registry: RelationRegistry | None = None,
+    entity_of: Mapping[str, str] | None = None,
 ) -> tuple[list[FactState], list[QuarantineRecord], dict[str, CardinalityDecision]]:
     """In-process fold of all candidates: canonicalise, decide cardinality, fold every key."""
     registry = registry or RelationRegistry()
-    assertions, rejected = to_assertions(collection, candidates, observed_at, registry)
+    assertions, rejected = to_assertions(collection, candidates, observed_at, registry, entity_of)
     decisions = cardinality_decisions(assertions, registry)
     groups: dict[tuple[str, str], list[Assertion]] = defaultdict(list)
     for a in assertions:

@@ -10,26 +10,30 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from transforms.consolidation import entity_id, normalize_name
+from transforms.consolidation import normalize_name
 
 
 def segment_entity_ids(
-    collection: str,
-    surfaces: Iterable[Mapping[str, str]],
-    known_entities: set[str],
+    surfaces: Iterable[Mapping[str, str]], entity_of: Mapping[str, str]
 ) -> dict[str, list[str]]:
-    """Entity ids per segment id from rows with `segment_id` and `surface`."""
+    """Entity ids per segment id from rows with `segment_id` and `surface`; names resolve
+    through `entity_of` (normalised key -> entity id), unresolved names are dropped."""
     links: dict[str, set[str]] = defaultdict(set)
     for row in surfaces:
-        key = normalize_name(row["surface"])
-        ident = entity_id(collection, key) if key else None
-        if ident in known_entities:
+        ident = entity_of.get(normalize_name(row["surface"]))
+        if ident is not None:
             links[row["segment_id"]].add(ident)
     return {segment: sorted(ids) for segment, ids in links.items()}
 
 
-def entity_description(name: str, entity_type: str, aliases: Iterable[str]) -> str:
-    """Text embedded for an entity: its name, type and other surface forms."""
+def entity_description(
+    name: str, entity_type: str, aliases: Iterable[str], facts: Iterable[str] = ()
+) -> str:
+    """Text embedded for an entity (MemORAI's entity description): name, type, other surface
+    forms, and what the memory holds about it ("Priya Natarajan work at Harborview Office"),
+    built from its current stable facts rather than by an LLM, so it is reproducible and
+    says nothing the memory does not hold."""
     others = sorted({a for a in aliases if a != name})
-    suffix = f" (also: {', '.join(others)})" if others else ""
-    return f"{name}, {entity_type}{suffix}"
+    text = f"{name}, {entity_type}" + (f" (also: {', '.join(others)})" if others else "")
+    said = list(facts)
+    return text + (". " + "; ".join(said) + "." if said else "")

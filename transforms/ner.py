@@ -1,8 +1,10 @@
-"""Named-entity recognition of segments with spaCy, as a pure function and as a Beam DoFn.
+"""Named-entity mention rows of segments: spaCy as a pure function and as a Beam DoFn, and
+the rows of spans found by a Hugging Face token classifier (`transforms.hf_ner`).
 
-The DoFn loads the model once per worker in `setup` and receives batches (from
-`beam.BatchElements`), so spaCy's `nlp.pipe` batching does the heavy lifting. Mentions
-keep exact char spans into the segment and into the document.
+The spaCy DoFn loads the model once per worker in `setup` and receives batches (from
+`beam.BatchElements`), so spaCy's `nlp.pipe` batching does the heavy lifting. Mentions of
+either backend keep exact char spans into the segment and into the document, the model's
+own label, its KGERMAR type and the `backend:model` that found them.
 """
 
 from __future__ import annotations
@@ -16,35 +18,50 @@ from spacy.tokens import Doc
 from transforms.entity_types import entity_type
 from transforms.ids import content_id
 from transforms.spacy_models import SpacyBatchDoFn
+from transforms.token_spans import EntitySpan
 
 NER_COMPONENTS = ("tok2vec", "ner")
+SPACY_BACKEND = "spacy"
+
+
+def mention_row(
+    segment: dict[str, Any], start: int, end: int, label: str, model: str
+) -> dict[str, Any]:
+    """The ENTITY_MENTIONS row of `segment["text"][start:end]`, labelled `label` by `model`."""
+    return {
+        "mention_id": content_id(segment["segment_id"], start, end, label),
+        "collection": segment["collection"],
+        "segment_id": segment["segment_id"],
+        "doc_id": segment["doc_id"],
+        "text": segment["text"][start:end],
+        "label": label,
+        "entity_type": entity_type(label),
+        "char_start": start,
+        "char_end": end,
+        "doc_char_start": segment["char_start"] + start,
+        "doc_char_end": segment["char_start"] + end,
+        "model": model,
+    }
 
 
 def mentions_of(doc: Doc, segment: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
     """Mention records for the entities spaCy found in `doc`, the parse of `segment`'s text."""
     for ent in doc.ents:
-        yield {
-            "mention_id": content_id(
-                segment["segment_id"], ent.start_char, ent.end_char, ent.label_
-            ),
-            "collection": segment["collection"],
-            "segment_id": segment["segment_id"],
-            "doc_id": segment["doc_id"],
-            "text": ent.text,
-            "label": ent.label_,
-            "entity_type": entity_type(ent.label_),
-            "char_start": ent.start_char,
-            "char_end": ent.end_char,
-            "doc_char_start": segment["char_start"] + ent.start_char,
-            "doc_char_end": segment["char_start"] + ent.end_char,
-            "model": model,
-        }
+        yield mention_row(segment, ent.start_char, ent.end_char, ent.label_, model)
+
+
+def span_mentions(
+    segment: dict[str, Any], spans: Iterable[EntitySpan], model: str
+) -> Iterator[dict[str, Any]]:
+    """Mention records for the entity spans a token classifier found in `segment`'s text."""
+    for span in spans:
+        yield mention_row(segment, span.start, span.end, span.label, model)
 
 
 def extract_mentions(
     nlp: Language, segments: Iterable[dict[str, Any]], model: str, batch_size: int = 64
 ) -> Iterator[dict[str, Any]]:
-    """Run `nlp` over `segments` in batches and yield their mentions."""
+    """Run `nlp` over `segments` in batches and yield their mentions, tagged with `model`."""
     items = list(segments)
     docs = nlp.pipe((s["text"] for s in items), batch_size=batch_size)
     for segment, doc in zip(items, docs, strict=True):
@@ -52,9 +69,10 @@ def extract_mentions(
 
 
 class SpacyNerDoFn(SpacyBatchDoFn):
-    """Beam DoFn: a batch of segment rows in, mention rows out."""
+    """Beam DoFn: a batch of segment rows in, mention rows (model `spacy:<model>`) out."""
 
     COMPONENTS = NER_COMPONENTS
 
     def run(self, nlp: Language, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        yield from extract_mentions(nlp, batch, self._model, self._batch_size)
+        tag = f"{SPACY_BACKEND}:{self._model}"
+        yield from extract_mentions(nlp, batch, tag, self._batch_size)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
 
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from pipelines.options import SpacyStageConfig
+from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 
-BuildFn = Callable[[beam.Pipeline, str, str, SpacyStageConfig], beam.PCollection]
+BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
 
 
 @dataclass(frozen=True)
@@ -45,15 +46,17 @@ def run_beam_stage(
     inputs: pa.Table,
     build: BuildFn,
     output_schema: pa.Schema,
+    config: SpacyStageConfig | NerBackendConfig | None = None,
 ) -> pa.Table:
-    """Run `build` over `inputs` and store its output as `stage`'s rows of `pending.todo`."""
+    """Run `build` over `inputs` with `config` (default: the spaCy stage config) and store
+    its output as `stage`'s rows of `pending.todo`."""
     folder = warehouse.workspace.parquet_dir(collection, stage)
     output_prefix = folder / "output" / "part"
     clear_shards(output_prefix)
     if inputs.num_rows:
         input_pattern = write_input(inputs, folder / "input")
         with beam.Pipeline(options=settings.beam_options()) as p:
-            build(p, input_pattern, str(output_prefix), settings.spacy_stage())
+            build(p, input_pattern, str(output_prefix), config or settings.spacy_stage())
     output = read_shards(output_prefix, output_schema)
     warehouse.replace_documents(stage, collection, stage, pending.todo, output, pending.stale)
     return output

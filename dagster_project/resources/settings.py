@@ -7,6 +7,8 @@ from pydantic import Field
 
 from pipelines.options import DEFAULT_RUNNER, NerBackendConfig, SpacyStageConfig, pipeline_options
 from transforms.embedding import DEFAULT_ENCODER
+from transforms.entity_resolution import ResolutionConfig
+from transforms.ner import SPACY_BACKEND
 from transforms.relation_registry import (
     DEFAULT_ALIASES,
     DEFAULT_CARDINALITY,
@@ -24,7 +26,7 @@ class PipelineSettings(dg.ConfigurableResource):
     chunk_tokens: int = Field(DEFAULT_CHUNK_TOKENS, description="token budget of a document chunk")
     spacy_model: str = Field(DEFAULT_SPACY_MODEL, description="spaCy package name or model path")
     ner_backend: str = Field(
-        "spacy",
+        SPACY_BACKEND,
         description="NER backend: 'spacy' (the spaCy pipeline) or 'hf' (a Hugging Face "
         "token-classification model run through Beam RunInference)",
     )
@@ -57,6 +59,9 @@ class PipelineSettings(dg.ConfigurableResource):
         default_factory=lambda: dict(DEFAULT_CARDINALITY),
         description="relation -> single | single_by_tail | multi | unknown (others are learned)",
     )
+    theta_str: float = Field(0.85, description="Levenshtein similarity that merges entities")
+    theta_ctx: float = Field(0.90, description="embedding cosine that merges entities")
+    short_key: int = Field(4, description="keys this short merge only by exact or normalised form")
     cardinality_min_support: int = Field(
         3, description="heads that must change tail (and never hold two) to learn 'single'"
     )
@@ -64,6 +69,12 @@ class PipelineSettings(dg.ConfigurableResource):
     def beam_options(self):  # noqa: ANN201 (PipelineOptions)
         """Beam options for the configured runner."""
         return pipeline_options(self.beam_runner, self.direct_running_mode, self.beam_flags)
+
+    def resolution(self) -> ResolutionConfig:
+        """Thresholds of the entity-resolution cascade."""
+        return ResolutionConfig(
+            theta_str=self.theta_str, theta_ctx=self.theta_ctx, short_key=self.short_key
+        )
 
     def registry(self) -> RelationRegistry:
         """The relation registry (aliases, cardinalities) facts are folded with."""
@@ -75,7 +86,7 @@ class PipelineSettings(dg.ConfigurableResource):
 
     def ner_stage(self) -> NerBackendConfig:
         """Config of the NER stage: backend, model, batch bounds and device."""
-        spacy_default = self.spacy_model if self.ner_backend == "spacy" else None
+        spacy_default = self.spacy_model if self.ner_backend == SPACY_BACKEND else None
         return NerBackendConfig(
             self.ner_backend,
             self.ner_model or spacy_default,

@@ -8,7 +8,7 @@ its latest run, and every statement is parameterised.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -59,13 +59,23 @@ class WarehouseResource(dg.ConfigurableResource):
                 [collection, json.dumps(list(inputs)), datetime.now(UTC)],
             )
 
-    def fetch(self, sql: str, params: Sequence[Any] = ()) -> pa.Table:
-        """Run a parameterised query and return its rows as an Arrow table."""
+    def fetch(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> pa.Table:
+        """Run a parameterised query (positional or named parameters) as an Arrow table."""
         with self.connect() as con:
-            return con.sql(sql, params=list(params)).to_arrow_table()
+            bound = params if isinstance(params, Mapping) else list(params)
+            return con.sql(sql, params=bound).to_arrow_table()
 
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def rows(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> list[dict[str, Any]]:
         return self.fetch(sql, params).to_pylist()
+
+    def entity_of(self, collection: str) -> dict[str, str]:
+        """Normalised mention key -> entity id (the `entity_same_as` links)."""
+        rows = self.rows(
+            "SELECT norm_key, entity_id FROM entity_same_as WHERE collection = ?", [collection]
+        )
+        return {r["norm_key"]: r["entity_id"] for r in rows}
 
     def ledger(self, collection: str, stage: str) -> set[str]:
         """Document ids that `stage` has already processed in `collection`."""

@@ -6,11 +6,13 @@ fact confidence; facts valid at the query's reference time and stable unless the
 is speculative), both undirected. The personalization vector follows HippoRAG 2: query
 entities (aliases found in the query text, weight 1; the ends of the 5 facts most
 similar to the query, HippoRAG 2's query-to-triple linking, weight = cosine; the
-entities whose description is most similar to the query, weight = cosine) and every
-segment with a small weight proportional to its dense score (`PASSAGE_NODE_WEIGHT` =
-0.05). Damping 0.5 as in HippoRAG. Segments are ranked by their PageRank mass, so a
-passage two hops away from a query entity (a person's office's city) is reachable
-although it shares no words with the query.
+entities whose description is most similar to the query, weight = cosine), each divided
+by the number of segments mentioning the entity (HippoRAG's node specificity, so that a
+hub entity does not drown the rest), and every segment with `PASSAGE_NODE_WEIGHT` (0.05)
+times its min-max normalised dense score, as HippoRAG 2 does. Damping 0.5 as in
+HippoRAG. Segments are ranked by their PageRank mass, so a passage two hops away from a
+query entity (a person's office's city) is reachable although it shares no words with
+the query.
 
 The graph is a scipy CSR matrix built once per view; each query is a few sparse
 matrix–vector products, never a Python loop over nodes.
@@ -49,6 +51,8 @@ class EntitySegmentGraph:
     entity_ids: list[str]
     segment_ids: list[str]
     transition: sp.csr_matrix
+    passages_of: np.ndarray
+    """Per entity, the number of segments that mention it (HippoRAG's node specificity)."""
 
     @property
     def n_entities(self) -> int:
@@ -77,7 +81,8 @@ def _build_graph(view: SnapshotView, query: QueryContext) -> EntitySegmentGraph:
     adjacency = (upper + upper.T).tocsr()
     degree = np.asarray(adjacency.sum(axis=1)).ravel()
     inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-    return EntitySegmentGraph(entity_ids, segment_ids, sp.diags(inverse) @ adjacency)
+    passages = np.asarray((adjacency[:n_e, n_e:] > 0).sum(axis=1)).ravel()
+    return EntitySegmentGraph(entity_ids, segment_ids, sp.diags(inverse) @ adjacency, passages)
 
 
 def graph_of(view: SnapshotView, query: QueryContext) -> EntitySegmentGraph:
@@ -151,14 +156,23 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
     text, k = query.text, query.k
     graph = graph_of(view, query)
     named = link_query_entities(view, text)
-    seeds = {**similar_entities(view, text), **fact_linked_entities(view, query), **named}
+    seeds: dict[str, float] = {}
+    for found in (similar_entities(view, text), fact_linked_entities(view, query), named):
+        for entity, weight in found.items():
+            seeds[entity] = max(seeds.get(entity, 0.0), weight)
     personalization = np.zeros(graph.transition.shape[0])
     position = {e: i for i, e in enumerate(graph.entity_ids)}
     for entity, weight in seeds.items():
-        personalization[position[entity]] += weight
+        personalization[position[entity]] += weight / max(graph.passages_of[position[entity]], 1)
     segment_position = {s: graph.n_entities + i for i, s in enumerate(graph.segment_ids)}
-    for segment_id, score in dense_scores(view, text, len(graph.segment_ids)):
-        personalization[segment_position[segment_id]] += PASSAGE_NODE_WEIGHT * max(score, 0.0)
+    dense = dense_scores(view, text, len(graph.segment_ids))
+    if dense:
+        scores = np.array([score for _, score in dense])
+        low, span = scores.min(), max(float(np.ptp(scores)), 1e-9)
+        for (segment_id, _), score in zip(dense, scores, strict=True):
+            personalization[segment_position[segment_id]] += (
+                PASSAGE_NODE_WEIGHT * (score - low) / span
+            )
     if personalization.sum() == 0:
         return Ranking([], {"strategy": "ppr", "seeds": {}})
     rank = personalized_pagerank(graph.transition, personalization)

@@ -1,4 +1,4 @@
-"""Stage 3: spaCy NER over segments, run as an Apache Beam pipeline."""
+"""Stage 3: NER over segments (spaCy or a Hugging Face token classifier), run in Beam."""
 
 import time
 
@@ -27,6 +27,7 @@ def entity_mentions(
     """Named-entity mentions of every chunk and turn, with exact char spans (segment and
     document offsets), the model's label and the KGERMAR type."""
     started = time.perf_counter()
+    config = settings.ner_stage()
     collection = context.partition_key
     pending = PendingDocuments.of(warehouse, collection, STAGE, "segments")
     segments = warehouse.fetch(
@@ -43,6 +44,7 @@ def entity_mentions(
         inputs=segments,
         build=ner_pipeline.build,
         output_schema=ENTITY_MENTIONS,
+        config=config,
     )
     return stage_result(
         started=started,
@@ -50,7 +52,7 @@ def entity_mentions(
         rows_out=mentions.num_rows,
         skipped=not pending.todo and not pending.stale,
         documents_processed=len(pending.todo),
-        model=settings.spacy_model,
+        model=config.model_tag,
         runner=settings.beam_runner,
         labels=dg.MetadataValue.json(_label_counts(mentions)),
     )

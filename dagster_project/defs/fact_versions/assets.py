@@ -10,6 +10,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from transforms.facts import STAGE, fold_facts, plan_versions
+from transforms.ids import content_id
 from transforms.relation_registry import cardinality_rows
 
 CANDIDATES_SQL = """
@@ -18,8 +19,9 @@ JOIN segments s ON s.collection = c.collection AND s.segment_id = c.segment_id
 WHERE c.collection = ? ORDER BY c.candidate_id
 """
 FINGERPRINT_SQL = """
-SELECT md5(coalesce(string_agg(candidate_id, ',' ORDER BY candidate_id), '')) AS fp
-FROM relation_candidates WHERE collection = ?
+SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
+    SELECT candidate_id AS id FROM relation_candidates WHERE collection = ?
+    UNION ALL SELECT norm_key || '>' || entity_id FROM entity_same_as WHERE collection = ?)
 """
 
 
@@ -37,7 +39,9 @@ def fact_versions(
     (`recorded_from`/`recorded_to`); every change is a new version citing its segments."""
     started = time.perf_counter()
     collection = context.partition_key
-    fingerprint = warehouse.rows(FINGERPRINT_SQL, [collection])[0]["fp"]
+    fingerprint = content_id(
+        warehouse.rows(FINGERPRINT_SQL, [collection, collection])[0]["fp"], settings.registry()
+    )
     skipped = warehouse.fingerprint_unchanged(collection, STAGE, fingerprint)
     appended = rows_in = quarantined = 0
     learned: dict[str, str] = {}
@@ -45,7 +49,7 @@ def fact_versions(
         candidates = warehouse.rows(CANDIDATES_SQL, [collection])
         observed = {c["segment_id"]: c["observed_at"] for c in candidates}
         facts, rejected, decisions = fold_facts(
-            collection, candidates, observed, settings.registry()
+            collection, candidates, observed, settings.registry(), warehouse.entity_of(collection)
         )
         current = {
             row["fact_id"]: row

@@ -9,12 +9,14 @@ import pyarrow as pa
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
+from memory.facts import THETA_STABLE
 from memory.lance_tables import sync_table
 from memory.workspace import lance_table_name
 from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_SEGMENTS
 from transforms.embedding import encode
 from transforms.graph_links import entity_description, segment_entity_ids
 
+DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
 SELECT s.segment_id, s.doc_id, s.kind, s.text, s.char_start, s.char_end, s.speaker,
        s.session_id, s.turn_id, s.observed_at, d.title, d.source_path
@@ -28,6 +30,16 @@ UNION ALL
 SELECT segment_id, head_text FROM relation_candidates
 WHERE collection = ? AND pattern LIKE '%+speaker'
 """
+ENTITY_FACTS_SQL = """
+SELECT entity_id, list(statement ORDER BY confidence DESC, statement)[:$limit] AS statements
+FROM (
+    SELECT unnest([head_entity_id, tail_entity_id]) AS entity_id, confidence,
+           head_name || ' ' || replace(relation, '_', ' ') || ' ' || tail_name AS statement
+    FROM fact_versions
+    WHERE collection = $collection AND recorded_to IS NULL AND operation <> 'retract'
+      AND valid_to IS NULL AND confidence >= $theta)
+GROUP BY entity_id
+"""
 ENTITIES_SQL = """
 SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
 FROM entities e JOIN entity_aliases a ON a.collection = e.collection AND a.entity_id = e.entity_id
@@ -39,7 +51,7 @@ WHERE e.collection = ? GROUP BY ALL ORDER BY e.entity_id
     partitions_def=collections_partitions,
     group_name="memory",
     kinds={"lancedb", "pytorch"},
-    deps=["segments", "entities", "entity_mentions"],
+    deps=["segments", "entities", "entity_mentions", "fact_versions"],
 )
 def graph_embeddings(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
@@ -51,15 +63,17 @@ def graph_embeddings(
     segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
     found = warehouse.rows(ENTITIES_SQL, [collection])
     links = segment_entity_ids(
-        collection,
-        warehouse.rows(SURFACES_SQL, [collection, collection]),
-        {e["entity_id"] for e in found},
+        warehouse.rows(SURFACES_SQL, [collection, collection]), warehouse.entity_of(collection)
     )
     for segment in segments:
         segment["entity_ids"] = links.get(segment["segment_id"], [])
+    facts = _facts_by_entity(warehouse, collection)
     for entity in found:
         entity["description"] = entity_description(
-            entity["name"], entity["entity_type"], entity["aliases"]
+            entity["name"],
+            entity["entity_type"],
+            entity["aliases"],
+            facts.get(entity["entity_id"], []),
         )
 
     embed = functools.partial(encode, model=settings.encoder_model, batch_size=settings.batch_size)
@@ -91,3 +105,9 @@ def graph_embeddings(
         entities_version=entity_sync.version,
         encoder=settings.encoder_model,
     )
+
+
+def _facts_by_entity(warehouse: WarehouseResource, collection: str) -> dict[str, list[str]]:
+    """Up to `DESCRIPTION_FACTS` current, stable fact statements per entity."""
+    params = {"collection": collection, "theta": THETA_STABLE, "limit": DESCRIPTION_FACTS}
+    return {r["entity_id"]: r["statements"] for r in warehouse.rows(ENTITY_FACTS_SQL, params)}
