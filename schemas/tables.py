@@ -169,3 +169,35 @@ LANCE_ENTITIES = pa.schema(
     ]
 )
 """Entities in LanceDB; `description` (name, type and aliases) is what gets embedded."""
+
+ASSERTIONS = pa.schema(
+    [
+        ("head_id", pa.string()),
+        ("relation", pa.string()),
+        ("tail_id", pa.string()),
+        ("time", pa.timestamp("us", tz="UTC")),
+        ("confidence", pa.float64()),
+        ("negated", pa.bool_()),
+        ("segment_id", pa.string()),
+        ("extractor", pa.string()),
+        ("until", pa.timestamp("us", tz="UTC")),
+        ("doc_id", pa.string()),
+    ]
+)
+"""Canonical assertions, the input of the per-key fact fold (transforms.facts.Assertion)."""
+
+FACT_INTERVALS = pa.schema(
+    [
+        ("fact_id", pa.string()),
+        ("head_entity_id", pa.string()),
+        ("relation", pa.string()),
+        ("tail_entity_id", pa.string()),
+        ("confidence", pa.float64()),
+        ("valid_from", pa.timestamp("us", tz="UTC")),
+        ("valid_to", pa.timestamp("us", tz="UTC")),
+        ("source_segment_ids", pa.list_(pa.string())),
+        ("extractor", pa.string()),
+        ("cardinality", pa.string()),
+    ]
+)
+"""Output of the fold: one valid-time interval of a fact (transforms.facts.FactState)."""

@@ -1,0 +1,69 @@
+"""Beam pipeline: segments with their mentions (Parquet) -> pair classifier -> candidates."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import apache_beam as beam
+from apache_beam.io import parquetio
+
+from pipelines.options import DEFAULT_RUNNER, pipeline_options
+from schemas.tables import RELATION_CANDIDATES
+from transforms.pair_window import DEFAULT_WINDOW
+from transforms.relation_classifier.candidates import (
+    BACKENDS,
+    ClassifierConfig,
+    ClassifierRelationDoFn,
+)
+from transforms.relation_classifier.probe import DEFAULT_NAME
+
+
+def build(
+    p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: ClassifierConfig
+) -> beam.PCollection:
+    """Add relation classification to `p`: read, batch, classify pairs, write Parquet."""
+    candidates = (
+        p
+        | "ReadSegmentsWithMentions" >> parquetio.ReadFromParquet(input_pattern)
+        | "Batch"
+        >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
+        | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(cfg))
+    )
+    candidates | "WriteCandidates" >> parquetio.WriteToParquet(
+        output_prefix, RELATION_CANDIDATES, file_name_suffix=".parquet"
+    )
+    return candidates
+
+
+def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+    """Command line: `--input GLOB --output PREFIX [--backend probe|hf] [--model M]
+    [--home DIR] [--window W] [--min-confidence C] [--runner R] [any Beam flag]`; with
+    `test_pipeline`, only build onto it."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--input", required=True, help="glob of input Parquet files")
+    parser.add_argument("--output", required=True, help="prefix of the output shards")
+    parser.add_argument("--backend", default="probe", choices=BACKENDS)
+    parser.add_argument("--model", default=DEFAULT_NAME, help="artifact name/folder or HF model")
+    parser.add_argument("--home", default=None, help="kgmem workspace holding probe artifacts")
+    parser.add_argument("--window", type=int, default=DEFAULT_WINDOW)
+    parser.add_argument("--min-confidence", type=float, default=0.0)
+    parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    args, beam_flags = parser.parse_known_args(argv)
+    cfg = ClassifierConfig(
+        backend=args.backend,
+        model=args.model,
+        home=args.home,
+        window=args.window,
+        min_confidence=args.min_confidence,
+    )
+    p = test_pipeline or beam.Pipeline(
+        options=pipeline_options(args.runner, extra_flags=beam_flags)
+    )
+    build(p, args.input, args.output, cfg)
+    if test_pipeline is None:
+        p.run().wait_until_finish()
+
+
+if __name__ == "__main__":
+    run()
