@@ -9,6 +9,7 @@ pipelines can raise on and Dagster can attach as metadata.
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,9 @@ class ContractReport:
 
 @functools.cache
 def _datasource() -> PandasDatasource:
-    """The process-wide ephemeral context's pandas datasource (quiet: no analytics, no bars)."""
+    """The process-wide ephemeral context's pandas datasource (quiet: no analytics, no bars,
+    no INFO line about its temporary docs site)."""
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.enable_analytics(False)
     context.variables.progress_bars = ProgressBarsConfig(globally=False)

@@ -82,6 +82,16 @@ class Memory:
         chosen = _choose(snapshots, snapshot, collection, workspace)
         return cls(SnapshotView(chosen, con, workspace.lance()))
 
+    def close(self) -> None:
+        """Release the read-only warehouse connection (a writer in this process needs it)."""
+        self._view.con.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def snapshot(self) -> Snapshot:
         return self._view.snapshot
@@ -91,8 +101,10 @@ class Memory:
     ) -> QueryResult:
         """Rank segments for `text` with `strategy` (one of `STRATEGIES`).
 
-        With `valid_at`, facts are those valid at that time, and segments observed after it
-        are dropped unless they support such a fact (a later account of an earlier state).
+        With `valid_at`, facts are those valid at that time; segments observed after it are
+        dropped unless they support such a fact (a later account of an earlier state), and
+        segments whose mentioned years cover it rank before undated ones, which rank before
+        segments about other years.
         Facts below θ_stable are used only when the query is speculative ("maybe", "guess").
         """
         if strategy not in STRATEGIES:
@@ -103,7 +115,8 @@ class Memory:
         fetch = k * self.OVERFETCH if valid_at else k
         context = QueryContext(text, fetch, valid_at, is_speculative(text))
         ranking: Ranking = STRATEGIES[strategy](self._view, context)
-        kept = [(s, score) for s, score in ranking.scored if self._in_time(s, context)][:k]
+        in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
+        kept = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))[:k]
         hits = [self._hit(rank, s, score, context) for rank, (s, score) in enumerate(kept, 1)]
         explanation = {
             **ranking.explanation,
@@ -119,6 +132,17 @@ class Memory:
         supported = segment_id in self._view.facts_by_segment(context)
         return observed is None or observed <= context.valid_at or supported
 
+    def _time_rank(self, segment_id: str, context: QueryContext) -> int:
+        """0 if the segment talks about the reference time, 1 if it names no time, 2 if it
+        names other times; a stable sort by this keeps the strategy's order within each."""
+        if context.valid_at is None:
+            return 0
+        row = self._view.segment(segment_id)
+        start, end = row["mentioned_from"], row["mentioned_to"]
+        if start is None:
+            return 1
+        return 0 if start <= context.valid_at <= end else 2
+
     def _hit(self, rank: int, segment_id: str, score: float, context: QueryContext) -> QueryHit:
         row = self._view.segment(segment_id)
         provenance = {
@@ -129,6 +153,8 @@ class Memory:
             "char_start": row["char_start"],
             "char_end": row["char_end"],
             "observed_at": _iso(row["observed_at"]),
+            "mentioned_from": _iso(row["mentioned_from"]),
+            "mentioned_to": _iso(row["mentioned_to"]),
             "speaker": row["speaker"],
             "session_id": row["session_id"],
             "turn_id": row["turn_id"],

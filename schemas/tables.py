@@ -47,8 +47,12 @@ SEGMENTS = pa.schema(
         ("session_id", pa.string()),
         ("turn_id", pa.string()),
         ("observed_at", pa.timestamp("us", tz="UTC")),
+        ("mentioned_from", pa.timestamp("us", tz="UTC")),
+        ("mentioned_to", pa.timestamp("us", tz="UTC")),
     ]
 )
+"""`observed_at`: when the segment was said or written; `mentioned_from`/`mentioned_to`: the
+span of the years it talks about (transforms.temporal_mentions), null if it names none."""
 
 MENTION = pa.struct(
     [
@@ -104,10 +108,12 @@ SEGMENT_WITH_MENTIONS = pa.schema(
         ("doc_id", pa.string()),
         ("text", pa.string()),
         ("speaker", pa.string()),
+        ("context_device", pa.string()),
         ("mentions", pa.list_(MENTION)),
     ]
 )
-"""Input of the relation pipeline: a segment with the NER mentions found in it."""
+"""Input of the relation pipeline: a segment with the NER mentions found in it, and the
+most mentioned product of its document (the device a support thread is about)."""
 
 QUARANTINE_COLUMNS = (
     "collection",
@@ -151,6 +157,8 @@ LANCE_SEGMENTS = pa.schema(
         ("session_id", pa.string()),
         ("turn_id", pa.string()),
         ("observed_at", pa.timestamp("us", tz="UTC")),
+        ("mentioned_from", pa.timestamp("us", tz="UTC")),
+        ("mentioned_to", pa.timestamp("us", tz="UTC")),
         ("title", pa.string()),
         ("source_path", pa.string()),
         ("entity_ids", pa.list_(pa.string())),

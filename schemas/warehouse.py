@@ -29,6 +29,7 @@ DDL = (
         segment_id VARCHAR, collection VARCHAR, doc_id VARCHAR, kind VARCHAR, seq INTEGER,
         text VARCHAR, char_start INTEGER, char_end INTEGER, speaker VARCHAR,
         session_id VARCHAR, turn_id VARCHAR, observed_at TIMESTAMPTZ,
+        mentioned_from TIMESTAMPTZ, mentioned_to TIMESTAMPTZ,
         PRIMARY KEY (collection, segment_id)
     )""",
     """
@@ -104,6 +105,17 @@ DDL = (
     CREATE TABLE IF NOT EXISTS stage_state (
         collection VARCHAR, stage VARCHAR, input_fingerprint VARCHAR, updated_at TIMESTAMPTZ,
         PRIMARY KEY (collection, stage)
+    )""",
+    """
+    CREATE TABLE IF NOT EXISTS benchmarks (
+        collection VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, dataset VARCHAR NOT NULL,
+        options VARCHAR NOT NULL, registered_at TIMESTAMPTZ NOT NULL
+    )""",
+    """
+    CREATE TABLE IF NOT EXISTS evaluation_results (
+        collection VARCHAR, snapshot_id VARCHAR, benchmark VARCHAR, strategy VARCHAR,
+        metric VARCHAR, value DOUBLE, evaluated_at TIMESTAMPTZ,
+        PRIMARY KEY (collection, snapshot_id, benchmark, strategy, metric)
     )""",
     """
     CREATE TABLE IF NOT EXISTS snapshots (

@@ -31,6 +31,7 @@ from spacy.tokens import Doc, Span, Token
 from transforms.entity_types import is_graph_entity
 from transforms.ids import content_id
 from transforms.spacy_models import SpacyBatchDoFn
+from transforms.state_events import state_events
 
 EXTRACTOR = "dep_patterns/v1"
 PARSE_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer")
@@ -168,10 +169,12 @@ def _candidate(
 def extract_relations(
     nlp: Language, segments: Iterable[dict[str, Any]], batch_size: int = 64
 ) -> Iterator[dict[str, Any]]:
-    """Parse `segments` (each with its `mentions`) and yield their relation candidates."""
+    """Parse `segments` (each with its `mentions`) and yield their relation candidates:
+    dependency patterns, and issue-state events of conversation turns."""
     items = list(segments)
     docs = nlp.pipe((s["text"] for s in items), batch_size=batch_size)
     for segment, doc in zip(items, docs, strict=True):
+        yield from state_events(segment)
         if len(_lay_mentions(doc, segment["mentions"] or [])) + bool(segment.get("speaker")) < 2:
             continue
         yield from relations_in(doc, segment)

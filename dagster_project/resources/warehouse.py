@@ -59,6 +59,16 @@ class WarehouseResource(dg.ConfigurableResource):
                 [collection, json.dumps(list(inputs)), datetime.now(UTC)],
             )
 
+    def register_benchmark(
+        self, collection: str, kind: str, dataset: str, options: Mapping[str, Any]
+    ) -> None:
+        """Mark `collection` as benchmark `kind` built from `dataset`, for the eval assets."""
+        with self.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO benchmarks VALUES (?, ?, ?, ?, ?)",
+                [collection, kind, str(dataset), json.dumps(dict(options)), datetime.now(UTC)],
+            )
+
     def fetch(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> pa.Table:
         """Run a parameterised query (positional or named parameters) as an Arrow table."""
         with self.connect() as con:
@@ -127,6 +137,15 @@ class WarehouseResource(dg.ConfigurableResource):
         with self.connect() as con:
             con.execute("BEGIN")
             con.execute(f"DELETE FROM {table} WHERE collection = ?", [collection])
+            _insert(con, table, rows)
+            con.execute("COMMIT")
+
+    def replace_where(self, table: str, key: Mapping[str, Any], rows: list[dict[str, Any]]) -> None:
+        """Replace the rows of `table` matching every column = value of `key` by `rows`."""
+        condition = " AND ".join(f"{column} = ?" for column in key)
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(f"DELETE FROM {table} WHERE {condition}", list(key.values()))
             _insert(con, table, rows)
             con.execute("COMMIT")
 

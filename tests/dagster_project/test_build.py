@@ -20,7 +20,8 @@ def _by_stage(summaries):
 def test_sample_build_summary(sample_build):
     workspace, summaries = sample_build
     stages = _by_stage(summaries)
-    assert list(stages)[-1] == "memory_snapshot"
+    assert list(stages)[-1] == "temporal_evaluation"
+    assert stages["temporal_evaluation"].skipped, "no benchmark is registered for this collection"
     raw = stages["raw_documents"]
     assert raw.rows_in == raw.rows_out + raw.quarantined
     assert raw.rows_out >= 32
@@ -44,8 +45,9 @@ def test_rebuild_of_unchanged_input_changes_nothing(sample_build):
     con.close()
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
     second = build_collection("sample", inputs, workspace, defs)
-    assert second[-1].metadata["snapshot_id"] == first[-1].metadata["snapshot_id"]
-    assert second[-1].metadata["content_hash"] == first[-1].metadata["content_hash"]
+    before, after = _by_stage(first)["memory_snapshot"], _by_stage(second)["memory_snapshot"]
+    assert after.metadata["snapshot_id"] == before.metadata["snapshot_id"]
+    assert after.metadata["content_hash"] == before.metadata["content_hash"]
     assert all(s.skipped for s in second), [s.stage for s in second if not s.skipped]
     con = workspace.connect(read_only=True)
     assert con.execute("SELECT count(*) FROM fact_version_log").fetchall()[0][0] == versions_before
@@ -92,7 +94,7 @@ def test_malformed_files_are_quarantined_and_the_rest_builds(tmp_path: Path):
         ("news.jsonl", "line 2 (id bad)"),
     ]
     assert rows[0][2].startswith("invalid JSON") and rows[1][2] == "missing string field 'text'"
-    assert summaries[-1].metadata["snapshot_id"].startswith("snap-")
+    assert _by_stage(summaries)["memory_snapshot"].metadata["snapshot_id"].startswith("snap-")
 
 
 def test_unknown_input_path_is_a_clear_error(tmp_path: Path):

@@ -13,6 +13,7 @@ STAGES = [
     "fact_versions",
     "graph_embeddings",
     "memory_snapshot",
+    "temporal_evaluation",
 ]
 
 
@@ -21,7 +22,7 @@ def test_definitions_load_with_every_stage_in_lineage_order():
     order = [k.to_user_string() for k in graph.toposorted_asset_keys]
     assert sorted(order) == sorted(STAGES)
     assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
-    assert order[-1] == "memory_snapshot"
+    assert order.index("memory_snapshot") < order.index("temporal_evaluation")
     upstream = {k.to_user_string() for k in graph.get(dg.AssetKey("fact_versions")).parent_keys}
     assert upstream == {"entities", "relation_candidates"}
 

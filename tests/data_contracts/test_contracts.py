@@ -29,6 +29,8 @@ def segments_frame() -> pd.DataFrame:
             "session_id": [None, None, "sess1"],
             "turn_id": [None, None, "t1"],
             "observed_at": pd.Series([T0] * 3, dtype="datetime64[us, UTC]"),
+            "mentioned_from": pd.Series([pd.NaT] * 3, dtype="datetime64[us, UTC]"),
+            "mentioned_to": pd.Series([pd.NaT] * 3, dtype="datetime64[us, UTC]"),
         }
     )
 

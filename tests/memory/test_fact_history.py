@@ -57,3 +57,8 @@ def test_ceo_history_is_functional_on_the_company(con):
 def test_speculative_queries():
     assert is_speculative("Where does Sam maybe live?")
     assert not is_speculative("Where does Sam live?")
+
+
+def test_the_printers_error_states(con):
+    history = sorted(_history(con, "Inkwell 3000", "has_error"), key=lambda r: r[1])
+    assert history == [("E-42", "2024-02-05", "2024-02-12"), ("E-42", "2024-03-11", "2024-03-19")]

@@ -19,7 +19,8 @@ from transforms.graph_links import entity_description, segment_entity_ids
 DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
 SELECT s.segment_id, s.doc_id, s.kind, s.text, s.char_start, s.char_end, s.speaker,
-       s.session_id, s.turn_id, s.observed_at, d.title, d.source_path
+       s.session_id, s.turn_id, s.observed_at, s.mentioned_from, s.mentioned_to,
+       d.title, d.source_path
 FROM segments s JOIN documents d ON d.collection = s.collection AND d.doc_id = s.doc_id
 WHERE s.collection = ? AND list_contains(?, s.kind)
 ORDER BY s.segment_id

@@ -1,0 +1,16 @@
+"""The `kgmem` command line; each command lives in its own module of this package.
+
+    kgmem build --collection NAME --input PATH [--input PATH ...]
+    kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--valid-at DATE]
+    kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
+    kgmem entities show|split|merge NAME [OTHER] --collection NAME
+    kgmem eval temporal --dataset PATH [--articles N] [--json]
+    kgmem snapshots [--collection NAME] [--json]
+    kgmem ui [--port 3000]
+
+Every command takes `--home` (default: `$KGMEM_HOME`, else ./kgmem_home).
+"""
+
+from dagster_project.cli.app import main
+
+__all__ = ["main"]

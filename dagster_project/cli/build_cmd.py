@@ -1,0 +1,83 @@
+"""`kgmem build`: materialise every stage of a collection with progress and a summary."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dagster_project.cli.common import add_home, console, out
+from memory.workspace import Workspace
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    build = commands.add_parser("build", help="materialise every stage of a collection")
+    build.add_argument("--collection", required=True, help="collection (partition) name")
+    build.add_argument("--input", action="append", required=True, help="file or folder; repeatable")
+    build.add_argument("--chunk-tokens", type=int, help="token budget of a document chunk")
+    build.add_argument("--spacy-model", help="spaCy package name or path for NER and parsing")
+    build.add_argument("--ner-backend", choices=["spacy", "hf"], help="NER backend")
+    build.add_argument("--ner-model", help="NER model: spaCy package/path or HF model id/path")
+    build.add_argument("--encoder", help="sentence-transformers model id or path")
+    add_home(build)
+    return build
+
+
+def run(args: argparse.Namespace) -> int:
+    from dagster_project.resources import PipelineSettings
+
+    overrides = {
+        "chunk_tokens": args.chunk_tokens,
+        "spacy_model": args.spacy_model,
+        "ner_backend": args.ner_backend,
+        "ner_model": args.ner_model,
+        "encoder_model": args.encoder,
+    }
+    settings = PipelineSettings(**{k: v for k, v in overrides.items() if v is not None})
+    workspace = Workspace.at(args.home)
+    summaries = build_with_progress(args.collection, args.input, workspace, settings)
+    if summaries is None:
+        return 1
+    out.print(summary_table(summaries))
+    snapshot = next(s for s in summaries if s.stage == "memory_snapshot").metadata["snapshot_id"]
+    out.print(f"snapshot: [bold]{snapshot}[/bold]  (workspace {workspace.root})")
+    return 0
+
+
+def build_with_progress(
+    collection: str, inputs: Sequence[str], workspace: Workspace, settings: object = None
+) -> list | None:
+    """Build with a progress bar; the stage summaries, or None after printing the failure."""
+    from dagster_project.build import BuildFailed, StageSummary, build_collection
+    from dagster_project.definitions import ALL_ASSETS, defs
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(f"building {collection}", total=len(ALL_ASSETS))
+
+        def on_stage(stage: str, summary: StageSummary | None) -> None:
+            if summary is None:
+                progress.update(task, description=f"{collection}: {stage}")
+            else:
+                progress.advance(task)
+
+        try:
+            return build_collection(collection, inputs, workspace, defs, settings, on_stage)
+        except BuildFailed as exc:
+            console.print(f"[red]build failed:[/red] {exc}")
+            return None
+
+
+def summary_table(summaries: Sequence[object]) -> Table:
+    table = Table(title="stage summary")
+    for column in ("stage", "rows in", "rows out", "quarantined", "seconds", "status"):
+        table.add_column(column, justify="left" if column in {"stage", "status"} else "right")
+    for s in summaries:
+        checks = ", ".join(f"{name} {'ok' if ok else 'FAILED'}" for name, ok in s.checks.items())
+        status = ("unchanged" if s.skipped else "done") + (f" ({checks})" if checks else "")
+        table.add_row(
+            s.stage, str(s.rows_in), str(s.rows_out), str(s.quarantined), f"{s.seconds:.2f}", status
+        )
+    return table

@@ -1,0 +1,68 @@
+"""`kgmem facts`: an entity's fact history, as of a valid time and a recorded time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.table import Table
+
+from dagster_project.cli.common import add_home, day, out, timestamp
+from memory.workspace import Workspace
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    facts = commands.add_parser(
+        "facts", help="fact history of an entity, as-of on valid and recorded time"
+    )
+    facts.add_argument("entity", help="entity name or alias, e.g. 'Sam Okafor'")
+    facts.add_argument("--collection", help="collection (default: that of the newest snapshot)")
+    facts.add_argument("--valid-at", type=timestamp, help="only facts true at this time")
+    facts.add_argument("--known-at", type=timestamp, help="as the memory believed at this time")
+    facts.add_argument("--relation", help="only this relation, e.g. live_in")
+    facts.add_argument("--stable-only", action="store_true", help="only confidence >= 0.8")
+    facts.add_argument("--json", action="store_true", help="machine-readable output")
+    add_home(facts)
+    return facts
+
+
+def run(args: argparse.Namespace) -> int:
+    from memory.facts import AsOf, facts_as_of, resolve_entity
+    from memory.snapshots import list_snapshots
+
+    con = Workspace.at(args.home).connect(read_only=True)
+    snapshots = list_snapshots(con)
+    if not args.collection and not snapshots:
+        raise LookupError("no snapshot yet; run `kgmem build` or pass --collection")
+    collection = args.collection or snapshots[0].collection
+    entity_ids = resolve_entity(con, collection, args.entity)
+    if not entity_ids:
+        raise LookupError(f"no entity named {args.entity!r} in collection {collection!r}")
+    rows = facts_as_of(
+        con,
+        collection,
+        AsOf(args.valid_at, args.known_at),
+        entity_ids=entity_ids,
+        relation=args.relation,
+        stable_only=args.stable_only,
+    )
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    table = Table(title=f"facts of {args.entity} in {collection}")
+    for column in ("head", "relation", "tail", "valid from", "valid to", "conf", "recorded", "op"):
+        table.add_column(column)
+    for f in rows:
+        table.add_row(
+            f["head_name"],
+            f["relation"],
+            f["tail_name"],
+            day(f["valid_from"]) or "?",
+            day(f["valid_to"]) or "now",
+            f"{f['confidence']:.2f}" + ("" if f["stable"] else " ~"),
+            day(f["recorded_from"]),
+            f["operation"],
+        )
+    out.print(table)
+    out.print("~ below θ_stable (0.8): kept, but left out of normal retrieval")
+    return 0

@@ -1,0 +1,51 @@
+"""`kgmem query`: ranked segments of a snapshot with provenance and supported facts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dagster_project.cli.common import add_home, out, timestamp
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    query = commands.add_parser("query", help="retrieve segments from a snapshot")
+    query.add_argument("text", help="the query")
+    query.add_argument("--snapshot", help="snapshot id (default: the newest)")
+    query.add_argument("--collection", help="newest snapshot of this collection")
+    query.add_argument("--strategy", default="dense", choices=["dense", "bm25", "ppr"])
+    query.add_argument("-k", type=int, default=5, help="number of segments (default 5)")
+    query.add_argument("--json", action="store_true", help="machine-readable output")
+    query.add_argument("--explain", action="store_true", help="print the strategy's explanation")
+    query.add_argument(
+        "--valid-at", type=timestamp, help="reference time: facts valid then, no later segments"
+    )
+    add_home(query)
+    return query
+
+
+def run(args: argparse.Namespace) -> int:
+    from memory import Memory
+
+    memory = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection)
+    result = memory.query(args.text, strategy=args.strategy, k=args.k, valid_at=args.valid_at)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+        return 0
+    out.print(f"[bold]{args.text}[/bold]  ({result.strategy}, snapshot {result.snapshot_id})")
+    if args.explain:
+        out.print_json(data=result.explanation)
+    for hit in result.hits:
+        p = hit.provenance
+        where = f"{p['title']} [{p['char_start']}:{p['char_end']}]"
+        when = p["observed_at"] or "undated"
+        who = f" {p['speaker']}, {p['turn_id']}" if p["speaker"] else ""
+        out.print(f"{hit.rank}. ({hit.score:.4f}) [cyan]{where}[/cyan] {when}{who}")
+        out.print(f"   {hit.text}", highlight=False)
+        for fact in hit.facts:
+            valid = f"{fact['valid_from'] or '?'} .. {fact['valid_to'] or 'now'}"
+            out.print(
+                f"   [green]fact[/green] {fact['head']} —{fact['relation']}→ {fact['tail']}"
+                f"  (conf {fact['confidence']:.2f}, valid {valid})"
+            )
+    return 0

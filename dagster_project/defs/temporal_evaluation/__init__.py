@@ -1,0 +1,1 @@
+"""Stage `temporal_evaluation`."""

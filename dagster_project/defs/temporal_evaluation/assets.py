@@ -1,0 +1,79 @@
+"""Evaluation: temporal retrieval (TimeQA) on the collection's newest snapshot."""
+
+import json
+import time
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from dagster_project.defs.stage_result import stage_result
+from dagster_project.partitions import collections_partitions
+from dagster_project.resources import WarehouseResource
+from memory import Memory
+from memory.evaluation import temporal_hits
+from transforms.evaluation.timeqa import load_timeqa
+from transforms.ids import content_id
+
+BENCHMARK = "timeqa"
+STRATEGIES = ("dense", "bm25", "ppr")
+NEWEST_SNAPSHOT_SQL = (
+    "SELECT snapshot_id FROM snapshots WHERE collection = ? ORDER BY created_at DESC LIMIT 1"
+)
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    group_name="evaluation",
+    kinds={"python"},
+    deps=["memory_snapshot"],
+)
+def temporal_evaluation(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """hit@k of every strategy on TimeQA's time-constrained questions, retrieving at the
+    question's reference time and ignoring it; runs only for a collection registered as
+    the TimeQA benchmark (`kgmem eval temporal`), and is skipped otherwise."""
+    started = time.perf_counter()
+    collection = context.partition_key
+    registered = warehouse.rows(
+        "SELECT dataset, options FROM benchmarks WHERE collection = ? AND kind = ?",
+        [collection, BENCHMARK],
+    )
+    if not registered:
+        return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
+    options = json.loads(registered[0]["options"])
+    dataset = load_timeqa(registered[0]["dataset"], options.get("max_articles"))
+    snapshot_id = warehouse.rows(NEWEST_SNAPSHOT_SQL, [collection])[0]["snapshot_id"]
+    fingerprint = content_id(snapshot_id, registered[0], STRATEGIES)
+    if warehouse.fingerprint_unchanged(collection, BENCHMARK, fingerprint):
+        return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
+    with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
+        rows = temporal_hits(memory, dataset, STRATEGIES)
+    now = datetime.now(UTC)
+    key = {"collection": collection, "snapshot_id": snapshot_id, "benchmark": BENCHMARK}
+    warehouse.replace_where(
+        "evaluation_results",
+        key,
+        [{**key, **row, "evaluated_at": now} for row in rows],
+    )
+    warehouse.record_fingerprint(collection, BENCHMARK, fingerprint)
+    return stage_result(
+        started=started,
+        rows_in=len(dataset.questions),
+        rows_out=len(rows),
+        snapshot_id=snapshot_id,
+        questions_skipped=dg.MetadataValue.json(dataset.skipped),
+        results=dg.MetadataValue.md(results_table(rows)),
+    )
+
+
+def results_table(rows: list[dict[str, object]]) -> str:
+    """Markdown table: one row per strategy, one column per metric."""
+    metrics = sorted({str(r["metric"]) for r in rows})
+    by_strategy: dict[str, dict[str, object]] = {}
+    for r in rows:
+        by_strategy.setdefault(str(r["strategy"]), {})[str(r["metric"])] = r["value"]
+    lines = ["| strategy | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 1) + "|"]
+    for strategy, values in by_strategy.items():
+        lines.append(f"| {strategy} | " + " | ".join(f"{values[m]:.3f}" for m in metrics) + " |")
+    return "\n".join(lines)
