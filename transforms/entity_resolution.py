@@ -11,13 +11,18 @@ scale, so the cascade compares only candidates that a cheap key puts together:
    `max_block` keys are too common to block on and are skipped;
 4. `person_surname`: a one-word Person key equal to the last word of exactly one
    multi-word Person key ("Natarajan" -> "Priya Natarajan"); ambiguous surnames stay apart;
-5. `embedding`: keys whose name embeddings fall in the same bucket of random-hyperplane
+5. `acronym`: a key written in capitals whose letters are the initials of exactly one
+   multi-word key of its type ("U.S." -> "United States", "AACSB" -> "Association to
+   Advance Collegiate Schools of Business");
+6. `embedding`: keys whose name embeddings fall in the same bucket of random-hyperplane
    LSH in at least one band (sub-quadratic), with cosine > θ_ctx.
 
-Guards, applied to steps 3-5: entities of incompatible types never merge (Person with
-Organization, etc.; `Concept` is compatible with anything), and a short key (acronym-like,
-at most `short_key` characters) only merges by the exact or normalised steps, never by
-fuzzy string or embedding similarity ("IBM" is not "IBX"). User constraints win over
+Guards, applied to the similarity steps (3 and 6): only entities of the same type merge
+("German" the nationality is not "Germany"); names that differ in a number or a
+distinguishing word never merge ("2006 Winter Olympics" / "2010 Winter Olympics", "Second
+Division" / "Third Division", "Jr" / "Sr"); and a short key (at most `short_key`
+characters) never merges by string or embedding similarity ("IBM" is not "IBX"), only by
+its normalised form or as an acronym. User constraints win over
 everything: a `cannot_link` pair (a split of a wrong merge) is never united, a
 `must_link` pair always is.
 
@@ -41,9 +46,65 @@ from rapidfuzz.distance import Levenshtein
 from transforms.consolidation import entity_id, normalize_name
 from transforms.entity_types import is_graph_entity
 
-INCOMPATIBLE = {frozenset(p) for p in [("Person", "Organization"), ("Person", "Location"),
-                                       ("Organization", "Location"), ("Person", "Event"),
-                                       ("Location", "Event")]}  # fmt: skip
+DISTINGUISHERS = frozenset(
+    [
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "i",
+        "ii",
+        "iii",
+        "iv",
+        "v",
+        "vi",
+        "vii",
+        "viii",
+        "ix",
+        "x",
+        "jr",
+        "sr",
+        "junior",
+        "senior",
+        "elder",
+        "younger",
+        "north",
+        "south",
+        "east",
+        "west",
+        "upper",
+        "lower",
+        "new",
+        "old",
+    ]
+)
+"""Words that tell apart names otherwise alike ("Second Division" / "Third Division",
+"Paul Desmarais Jr" / "Sr", "North Korea" / "South Korea")."""
+ACRONYM_STOPWORDS = frozenset(
+    [
+        "of",
+        "the",
+        "and",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "de",
+        "la",
+        "del",
+        "des",
+        "du",
+        "von",
+        "van",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -145,12 +206,39 @@ def collect_keys(surfaces: Iterable[tuple[str, str]]) -> dict[str, KeyStats]:
 
 
 def compatible(a: KeyStats, b: KeyStats) -> bool:
-    """Type guard: incompatible KGERMAR types never merge."""
-    return frozenset((a.entity_type, b.entity_type)) not in INCOMPATIBLE
+    """Type guard of the similarity steps: only entities of the same type merge ("German",
+    a Concept, is not "Germany", a Location)."""
+    return a.entity_type == b.entity_type
+
+
+def _distinguishers(key: str) -> frozenset[str]:
+    return frozenset(w for w in key.split() if w.isdigit() or w in DISTINGUISHERS)
 
 
 def _fuzzy_allowed(a: KeyStats, b: KeyStats, cfg: ResolutionConfig) -> bool:
-    return compatible(a, b) and min(len(a.key), len(b.key)) > cfg.short_key
+    return (
+        compatible(a, b)
+        and min(len(a.key), len(b.key)) > cfg.short_key
+        and _distinguishers(a.key) == _distinguishers(b.key)
+    )
+
+
+def _initials(key: str) -> str:
+    return "".join(w[0] for w in key.split() if w not in ACRONYM_STOPWORDS)
+
+
+def _acronyms(stats: dict[str, KeyStats], uf: _UnionFind) -> None:
+    """An acronym key ("us", written "U.S." or "US") joins the one multi-word key of its type
+    whose initials it spells ("united states"); ambiguous acronyms stay apart."""
+    expansions: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for key, s in stats.items():
+        if len(key.split()) > 1 and any(len(w) > 1 for w in key.split()):
+            expansions[(_initials(key), s.entity_type)].append(key)
+    for key, s in stats.items():
+        written_as_acronym = any(f.replace(".", "").isupper() for f in s.surfaces)
+        owners = expansions.get((key.replace(" ", ""), s.entity_type), [])
+        if written_as_acronym and len(key.replace(" ", "")) > 1 and len(owners) == 1:
+            uf.union(key, owners[0], "acronym", 1.0)
 
 
 def _blocks(keys: Sequence[str], max_block: int) -> Iterable[list[str]]:
@@ -205,6 +293,7 @@ def resolve(
                     if score > cfg.theta_str:
                         uf.union(a, b, "levenshtein", round(score, 4))
     _surnames(stats, uf)
+    _acronyms(stats, uf)
     if cfg.use_embeddings and embed is not None and len(keys) > 1:
         vectors = embed(keys)
         for i, j in sorted(_lsh_pairs(vectors, cfg)):
