@@ -1,0 +1,151 @@
+"""Beam pipeline: segments with their mentions (Parquet) -> gate -> LLM -> triplets.
+
+Writes three things under the output prefix (see `output_paths`): `LLM_TRIPLETS` shards
+at the prefix itself, quarantine shards (`LLM_QUARANTINE`) in a `quarantine/` folder
+beside them, and `llm_stats.json`, the summed `LLMStats` of the run (calls, cache hits,
+tokens, ...), which the asset reads back with `read_outputs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.io import parquetio
+
+from pipelines.options import DEFAULT_RUNNER, pipeline_options
+from pipelines.parquet_io import clear_shards, read_shards
+from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
+from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
+from transforms.llm.dofn import QUARANTINE_TAG, STATS_TAG, LLMTripletDoFn
+from transforms.llm.gate import DEFAULT_PROMPTS, GateConfig
+from transforms.llm.stats import LLMStats, read_stats, sum_stats
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    """Where one run's triplets, quarantine records and stats go."""
+
+    triplets_prefix: Path
+    quarantine_prefix: Path
+    stats_path: Path
+
+
+def output_paths(output_prefix: str | Path) -> OutputPaths:
+    """The three outputs of a run writing to `output_prefix` (e.g. `.../output/part`)."""
+    prefix = Path(output_prefix)
+    return OutputPaths(
+        prefix, prefix.parent / "quarantine" / prefix.name, prefix.parent / "llm_stats.json"
+    )
+
+
+def build(
+    p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: LLMStageConfig
+) -> beam.PCollection:
+    """Add LLM extraction to `p`; returns the triplet rows (also written as Parquet)."""
+    paths = output_paths(output_prefix)
+    results = (
+        p
+        | "ReadSegments" >> parquetio.ReadFromParquet(input_pattern)
+        | "Batch"
+        >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
+        | "LLMTriplets"
+        >> beam.ParDo(LLMTripletDoFn(cfg)).with_outputs(QUARANTINE_TAG, STATS_TAG, main="rows")
+    )
+    results.rows | "WriteTriplets" >> parquetio.WriteToParquet(
+        str(paths.triplets_prefix), LLM_TRIPLETS, file_name_suffix=".parquet"
+    )
+    results[QUARANTINE_TAG] | "WriteQuarantine" >> parquetio.WriteToParquet(
+        str(paths.quarantine_prefix), LLM_QUARANTINE, file_name_suffix=".parquet"
+    )
+    (
+        results[STATS_TAG]
+        | "SumStats" >> beam.CombineGlobally(sum_stats)
+        | "StatsJson" >> beam.Map(json.dumps, sort_keys=True)
+        | "WriteStats"
+        >> beam.io.WriteToText(str(paths.stats_path), shard_name_template="", num_shards=1)
+    )
+    return results.rows
+
+
+def clear_outputs(output_prefix: str | Path) -> None:
+    """Remove the outputs of an earlier run so a re-run never mixes them."""
+    paths = output_paths(output_prefix)
+    clear_shards(paths.triplets_prefix)
+    clear_shards(paths.quarantine_prefix)
+    paths.stats_path.unlink(missing_ok=True)
+
+
+def read_outputs(output_prefix: str | Path) -> tuple[pa.Table, pa.Table, LLMStats]:
+    """(triplets, quarantine rows, stats) of the run that wrote to `output_prefix`."""
+    paths = output_paths(output_prefix)
+    return (
+        read_shards(paths.triplets_prefix, LLM_TRIPLETS),
+        read_shards(paths.quarantine_prefix, LLM_QUARANTINE),
+        read_stats(paths.stats_path),
+    )
+
+
+def _prompt_overrides(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    prompts = dict(DEFAULT_PROMPTS)
+    for value in values:
+        kind, _, version_ids = value.partition("=")
+        prompts[kind] = tuple(v for v in version_ids.split(",") if v)
+    return prompts
+
+
+def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+    """Command line: `--input GLOB --output PREFIX --cache DB [--backend B] [--model M]
+    [--base-url URL] [--prompt KIND=NAME/vN,...] [...] [--runner R] [any Beam flag]`;
+    with `test_pipeline`, only build onto it."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--input", required=True, help="glob of LLM_SEGMENTS Parquet files")
+    parser.add_argument("--output", required=True, help="prefix of the output shards")
+    parser.add_argument("--cache", required=True, help="DuckDB file of the LLM call cache")
+    parser.add_argument("--backend", choices=BACKENDS, help="default: $KGMEM_LLM_BACKEND")
+    parser.add_argument("--model", help="GGUF path, served model name or HF id/path")
+    parser.add_argument("--base-url", help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        help="KIND=NAME/vN[,NAME/vN]: prompts for a segment kind ('KIND=' sends none)",
+    )
+    parser.add_argument("--max-calls-per-segment", type=int, default=1)
+    parser.add_argument("--max-concurrency", type=int, default=4)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads")
+    parser.add_argument("--no-grammar", action="store_true", help="llama.cpp: no JSON grammar")
+    parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    args, beam_flags = parser.parse_known_args(argv)
+    cfg = LLMStageConfig(
+        cache_path=args.cache,
+        llm=LLMConfig(
+            backend=args.backend,
+            model=args.model,
+            base_url=args.base_url,
+            max_concurrency=args.max_concurrency,
+            timeout_s=args.timeout,
+            n_threads=args.threads,
+            grammar=not args.no_grammar,
+        ).resolve_from_env(),
+        gate=GateConfig(
+            prompts=_prompt_overrides(args.prompt),
+            max_calls_per_segment=args.max_calls_per_segment,
+        ),
+    )
+    p = test_pipeline or beam.Pipeline(
+        options=pipeline_options(args.runner, extra_flags=beam_flags)
+    )
+    build(p, args.input, args.output, cfg)
+    if test_pipeline is None:
+        p.run().wait_until_finish()
+
+
+if __name__ == "__main__":
+    run()
