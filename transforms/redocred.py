@@ -18,6 +18,7 @@ leave " , " and "( 1963 )" everywhere.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -81,7 +82,7 @@ class Document:
     entities: tuple[Entity, ...]
     relations: tuple[Relation, ...]
 
-    @property
+    @functools.cached_property
     def mentions(self) -> list[Mention]:
         """Every mention of every entity, in text order."""
         found = [m for entity in self.entities for m in entity.mentions]

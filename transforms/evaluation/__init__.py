@@ -1,0 +1,1 @@
+"""Measured quality of kgmem's extraction stages on public benchmarks (Re-DocRED layout)."""
