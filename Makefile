@@ -8,6 +8,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export GX_ANALYTICS_ENABLED := false
 export DAGSTER_DISABLE_TELEMETRY := 1
+# llama-cpp-python builds from source: a portable build, so a cached wheel runs on any x86-64
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: setup demo test lint ui clean
 

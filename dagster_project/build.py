@@ -54,8 +54,15 @@ def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
 
 
 def stage_order(defs: dg.Definitions) -> list[dg.AssetKey]:
-    """Asset keys of `defs` in lineage order."""
-    return list(defs.resolve_asset_graph().toposorted_asset_keys)
+    """Keys of the collection-partitioned assets of `defs` (the stages of a build), in
+    lineage order; dataset-level assets such as the extraction evaluation are not part of
+    a collection's build."""
+    graph = defs.resolve_asset_graph()
+    return [
+        key
+        for key in graph.toposorted_asset_keys
+        if graph.get(key).partitions_def == collections_partitions
+    ]
 
 
 def build_collection(

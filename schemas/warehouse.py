@@ -11,6 +11,8 @@ axis needs no in-place update.
 
 from __future__ import annotations
 
+from schemas.llm_outputs import LLM_TRIPLETS_DDL
+
 DDL = (
     """
     CREATE TABLE IF NOT EXISTS collections (
@@ -58,6 +60,7 @@ DDL = (
         collection VARCHAR, entity_id VARCHAR, alias VARCHAR, mention_count INTEGER,
         PRIMARY KEY (collection, entity_id, alias)
     )""",
+    LLM_TRIPLETS_DDL,
     """
     CREATE TABLE IF NOT EXISTS entity_same_as (
         collection VARCHAR, norm_key VARCHAR, entity_id VARCHAR, method VARCHAR, score DOUBLE,

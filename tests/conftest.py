@@ -19,10 +19,12 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
 @pytest.fixture(scope="session", autouse=True)
 def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A throwaway Dagster instance home for the whole session."""
+    """A throwaway Dagster instance home for the whole session, and one LLM answer cache
+    shared by every build of the session (the same session text is answered once)."""
     home = tmp_path_factory.mktemp("dagster_home")
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     os.environ["DAGSTER_HOME"] = str(home)
+    os.environ["KGMEM_LLM_CACHE"] = str(tmp_path_factory.mktemp("llm") / "llm_cache.duckdb")
     return home
 
 

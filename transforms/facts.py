@@ -278,6 +278,15 @@ def unmatched_record(a: Assertion) -> QuarantineRecord:
     )
 
 
+def below_weight(
+    candidates: Iterable[Mapping[str, Any]], kept: Iterable[Mapping[str, Any]], theta_conf: float
+) -> list[QuarantineRecord]:
+    """Quarantine records of the candidates the triple-weight filter did not keep."""
+    kept_ids = {c["id"] for c in kept}
+    reason = f"KGERMAR triple weight w <= θ_conf ({theta_conf})"
+    return [_quarantine(c, reason) for c in candidates if c["id"] not in kept_ids]
+
+
 def plan_versions(
     collection: str,
     facts: Iterable[FactState],

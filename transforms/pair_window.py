@@ -9,7 +9,7 @@ words and punctuation marks (`\\w+|[^\\w\\s]`), the same count the segmenter bud
 chunks with, so W is in the units a user sets `--chunk-tokens` in.
 
 The paper leaves W unspecified. DEFAULT_WINDOW = 50, measured on Re-DocRED dev (500
-documents; `python -m transforms.evaluation window-recall`): recall of the 12,399
+documents; `kgmem eval window-recall`): recall of the 12,399
 annotated (head, tail) pairs between graph entities (PER, ORG, LOC, MISC clusters) whose
 closest mentions lie within W tokens, the same when both mentions must also share one
 128-token chunk (the unit the pipeline classifies), the ordered mention pairs W admits,

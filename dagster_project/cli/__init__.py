@@ -4,7 +4,8 @@
     kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--valid-at DATE]
     kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
     kgmem entities show|split|merge NAME [OTHER] --collection NAME
-    kgmem eval temporal --dataset PATH [--articles N] [--json]
+    kgmem eval extraction|consolidation|window-recall|temporal --dataset PATH [--json]
+    kgmem train relation-classifier --dataset PATH
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 

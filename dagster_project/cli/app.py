@@ -14,12 +14,22 @@ from dagster_project.cli import (
     facts_cmd,
     query_cmd,
     snapshots_cmd,
+    train_cmd,
     ui_cmd,
 )
 from dagster_project.cli.common import console
 from memory.workspace import HOME_ENV, Workspace
 
-COMMANDS = (build_cmd, query_cmd, facts_cmd, entities_cmd, eval_cmd, snapshots_cmd, ui_cmd)
+COMMANDS = (
+    build_cmd,
+    query_cmd,
+    facts_cmd,
+    entities_cmd,
+    eval_cmd,
+    train_cmd,
+    snapshots_cmd,
+    ui_cmd,
+)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -15,7 +15,6 @@ import apache_beam as beam
 import pyarrow as pa
 
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 
 BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
@@ -46,7 +45,7 @@ def run_beam_stage(
     inputs: pa.Table,
     build: BuildFn,
     output_schema: pa.Schema,
-    config: SpacyStageConfig | NerBackendConfig | None = None,
+    config: object | None = None,
 ) -> pa.Table:
     """Run `build` over `inputs` with `config` (default: the spaCy stage config) and store
     its output as `stage`'s rows of `pending.todo`."""

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import dagster as dg
 from pydantic import Field
 
 from pipelines.options import DEFAULT_RUNNER, NerBackendConfig, SpacyStageConfig, pipeline_options
 from transforms.embedding import DEFAULT_ENCODER
 from transforms.entity_resolution import ResolutionConfig
+from transforms.llm.config import LLMConfig, LLMStageConfig
+from transforms.llm.gate import GateConfig
+from transforms.llm.prompts import MEMORAI_TRIPLETS_V1
 from transforms.ner import SPACY_BACKEND
+from transforms.pair_window import DEFAULT_WINDOW
+from transforms.relation_classifier.candidates import ClassifierConfig
+from transforms.relation_classifier.probe import DEFAULT_NAME as DEFAULT_CLASSIFIER
+from transforms.relation_classifier.probe import find_artifact
 from transforms.relation_registry import (
     DEFAULT_ALIASES,
     DEFAULT_CARDINALITY,
@@ -18,6 +27,11 @@ from transforms.relation_registry import (
 )
 from transforms.segmenting import DEFAULT_CHUNK_TOKENS
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
+
+DEFAULT_LLM_PROMPTS = {"session": MEMORAI_TRIPLETS_V1.version_id}
+"""One MemORAI call per conversation session (its topic segment, citing turn ids); the REAL
+and PersonalAI prompts are one setting away (`chunk: real_atomic_facts/v1`). A CPU-only
+270M model answers a session in about 10-20 s, so per-chunk calls are opt-in."""
 
 
 class PipelineSettings(dg.ConfigurableResource):
@@ -59,6 +73,41 @@ class PipelineSettings(dg.ConfigurableResource):
         default_factory=lambda: dict(DEFAULT_CARDINALITY),
         description="relation -> single | single_by_tail | multi | unknown (others are learned)",
     )
+    llm_backend: str | None = Field(
+        None,
+        description="llama_cpp (packaged Gemma-3-270M, the offline default), openai (any "
+        "OpenAI-compatible endpoint), transformers, or none; unset: $KGMEM_LLM_BACKEND",
+    )
+    llm_model: str | None = Field(None, description="GGUF path, served model name or HF id")
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible base URL")
+    llm_threads: int | None = Field(None, description="llama.cpp threads (default: half the CPUs)")
+    llm_max_concurrency: int = Field(4, description="LLM calls in flight per worker")
+    llm_timeout_s: float = Field(120.0, description="seconds per LLM call attempt")
+    llm_max_calls_per_segment: int = Field(1, description="LLM call budget per segment")
+    llm_prompts: dict[str, str] = Field(
+        default_factory=lambda: dict(DEFAULT_LLM_PROMPTS),
+        description="segment kind (chunk, turn, session) -> comma-separated prompt versions",
+    )
+    llm_cache: str | None = Field(
+        None,
+        description="LLM answer cache (DuckDB file); unset: $KGMEM_LLM_CACHE or the workspace's",
+    )
+    llm_min_entities: int = Field(2, description="graph entities a segment needs for a call")
+    llm_facts: bool = Field(
+        False, description="fold LLM triplets into fact_versions beside the other extractors"
+    )
+    relation_classifier: str = Field(
+        "probe",
+        description="pair classifier: probe (trained in the workspace, used when present), "
+        "hf (any Hugging Face sequence-classification RE model), or none",
+    )
+    relation_classifier_model: str = Field(
+        DEFAULT_CLASSIFIER, description="probe artifact name or folder, or HF model id/path"
+    )
+    pair_window: int = Field(DEFAULT_WINDOW, description="KGERMAR W: max token distance of a pair")
+    relation_min_confidence: float = Field(0.0, description="drop classified pairs below this")
+    triple_alpha: float = Field(0.7, description="KGERMAR α in w = α·conf + (1−α)·freq/maxfreq")
+    theta_conf: float = Field(0.5, description="KGERMAR θ_conf: triples need w above it")
     theta_str: float = Field(0.85, description="Levenshtein similarity that merges entities")
     theta_ctx: float = Field(0.90, description="embedding cosine that merges entities")
     short_key: int = Field(4, description="keys this short merge only by exact or normalised form")
@@ -69,6 +118,45 @@ class PipelineSettings(dg.ConfigurableResource):
     def beam_options(self):  # noqa: ANN201 (PipelineOptions)
         """Beam options for the configured runner."""
         return pipeline_options(self.beam_runner, self.direct_running_mode, self.beam_flags)
+
+    def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
+        """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless
+        configured otherwise), None when `llm_backend` is "none"."""
+        if self.llm_backend == "none":
+            return None
+        llm = LLMConfig(
+            backend=self.llm_backend,
+            model=self.llm_model,
+            base_url=self.llm_base_url,
+            n_threads=self.llm_threads,
+            max_concurrency=self.llm_max_concurrency,
+            timeout_s=self.llm_timeout_s,
+        )
+        gate = GateConfig(
+            prompts={k: tuple(v.split(",")) for k, v in self.llm_prompts.items() if v},
+            max_calls_per_segment=self.llm_max_calls_per_segment,
+            min_entities=self.llm_min_entities,
+        )
+        cache = self.llm_cache or os.environ.get("KGMEM_LLM_CACHE") or cache_path
+        return LLMStageConfig(cache_path=cache, llm=llm, gate=gate)
+
+    def relation_classifier_config(self, home: str) -> ClassifierConfig | None:
+        """The pair classifier to run beside the dependency patterns: a trained probe found in
+        the workspace (`kgmem train relation-classifier`), a Hugging Face model, or None."""
+        if self.relation_classifier == "none":
+            return None
+        if (
+            self.relation_classifier == "probe"
+            and find_artifact(home, self.relation_classifier_model) is None
+        ):
+            return None
+        return ClassifierConfig(
+            backend=self.relation_classifier,
+            model=self.relation_classifier_model,
+            home=home,
+            window=self.pair_window,
+            min_confidence=self.relation_min_confidence,
+        )
 
     def resolution(self) -> ResolutionConfig:
         """Thresholds of the entity-resolution cascade."""

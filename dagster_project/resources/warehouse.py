@@ -171,6 +171,28 @@ class WarehouseResource(dg.ConfigurableResource):
             con.execute("COMMIT")
         return len(unique)
 
+    def replace_document_quarantine(
+        self, collection: str, stage: str, rows: list[dict[str, Any]], doc_ids: Sequence[str]
+    ) -> int:
+        """Replace the quarantine of `doc_ids` (rows naming the document as `source_file`) for
+        an incremental stage; return the stage's quarantine count for the collection."""
+        now = datetime.now(UTC)
+        unique = {(r["source_file"], r["record_ref"], r["reason"]): r for r in rows}
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(
+                "DELETE FROM quarantine WHERE collection = ? AND stage = ? "
+                "AND list_contains(?, source_file)",
+                [collection, stage, list(doc_ids)],
+            )
+            _insert(con, "quarantine", [{**r, "quarantined_at": now} for r in unique.values()])
+            con.execute("COMMIT")
+            count = con.execute(
+                "SELECT count(*) FROM quarantine WHERE collection = ? AND stage = ?",
+                [collection, stage],
+            ).fetchall()
+        return int(count[0][0])
+
     def fingerprint_unchanged(self, collection: str, stage: str, fingerprint: str) -> bool:
         rows = self.rows(
             "SELECT input_fingerprint FROM stage_state WHERE collection = ? AND stage = ?",

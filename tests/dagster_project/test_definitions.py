@@ -8,6 +8,7 @@ STAGES = [
     "raw_documents",
     "segments",
     "entity_mentions",
+    "llm_triplets",
     "relation_candidates",
     "entities",
     "fact_versions",
@@ -15,16 +16,17 @@ STAGES = [
     "memory_snapshot",
     "temporal_evaluation",
 ]
+DATASET_LEVEL = ["extraction_evaluation"]
 
 
 def test_definitions_load_with_every_stage_in_lineage_order():
     graph = defs.resolve_asset_graph()
     order = [k.to_user_string() for k in graph.toposorted_asset_keys]
-    assert sorted(order) == sorted(STAGES)
+    assert sorted(order) == sorted(STAGES + DATASET_LEVEL)
     assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
     assert order.index("memory_snapshot") < order.index("temporal_evaluation")
     upstream = {k.to_user_string() for k in graph.get(dg.AssetKey("fact_versions")).parent_keys}
-    assert upstream == {"entities", "relation_candidates"}
+    assert upstream == {"entities", "relation_candidates", "llm_triplets"}
 
 
 def test_contract_checks_are_blocking():
@@ -36,5 +38,11 @@ def test_contract_checks_are_blocking():
 
 def test_every_stage_is_partitioned_by_collection():
     graph = defs.resolve_asset_graph()
-    for key in graph.get_all_asset_keys():
-        assert graph.get(key).partitions_def.name == "collections"
+    for stage in STAGES:
+        assert graph.get(dg.AssetKey(stage)).partitions_def.name == "collections"
+    for dataset_level in DATASET_LEVEL:
+        assert graph.get(dg.AssetKey(dataset_level)).partitions_def is None
+
+
+def test_llm_stage_has_a_concurrency_pool():
+    assert defs.resolve_asset_graph().get(dg.AssetKey("llm_triplets")).pools == {"llm"}

@@ -9,7 +9,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from pipelines import entity_mentions, relation_candidates
-from pipelines.options import NerBackendConfig, SpacyStageConfig
+from pipelines.options import NerBackendConfig
+from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import ENTITY_MENTIONS, SEGMENT_WITH_MENTIONS, SEGMENTS
 from tests.transforms.test_hf_ner import TEXTS as HF_TEXTS
 from tests.transforms.test_hf_ner import build_tiny_ner_model
@@ -145,6 +146,6 @@ def test_relation_pipeline(tmp_path: Path):
 
     with TestPipeline() as p:
         out = relation_candidates.build(
-            p, str(tmp_path / "in.parquet"), str(tmp_path / "r"), SpacyStageConfig()
+            p, str(tmp_path / "in.parquet"), str(tmp_path / "r"), RelationStageConfig()
         )
         assert_that(out, check)

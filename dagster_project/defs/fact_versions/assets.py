@@ -19,6 +19,7 @@ from transforms.facts import (
     STAGE,
     Assertion,
     FactState,
+    below_weight,
     cardinality_decisions,
     plan_versions,
     to_assertions,
@@ -26,16 +27,30 @@ from transforms.facts import (
 )
 from transforms.ids import content_id
 from transforms.relation_registry import CardinalityDecision, cardinality_rows
+from transforms.triple_weights import filter_candidates
 
 CANDIDATES_SQL = """
-SELECT c.*, s.observed_at FROM relation_candidates c
+SELECT c.candidate_id AS id, c.segment_id, c.doc_id, c.head_text, c.relation, c.tail_text,
+       c.negated, c.confidence, c.extractor, NULL::TIMESTAMPTZ AS valid_from,
+       NULL::TIMESTAMPTZ AS valid_to, s.observed_at
+FROM relation_candidates c
 JOIN segments s ON s.collection = c.collection AND s.segment_id = c.segment_id
-WHERE c.collection = ? ORDER BY c.candidate_id
+WHERE c.collection = $collection
+UNION ALL
+SELECT t.triplet_id, t.segment_id, t.doc_id, t.head_text, t.relation, t.tail_text, false,
+       t.confidence, t.extractor, t.valid_from, t.valid_to, s.observed_at
+FROM llm_triplets t
+JOIN segments s ON s.collection = t.collection AND s.segment_id = t.segment_id
+WHERE $with_llm AND t.collection = $collection AND t.output_kind <> 'thesis'
+  AND t.head_text IS NOT NULL AND t.tail_text IS NOT NULL
+ORDER BY id
 """
 FINGERPRINT_SQL = """
 SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
-    SELECT candidate_id AS id FROM relation_candidates WHERE collection = ?
-    UNION ALL SELECT norm_key || '>' || entity_id FROM entity_same_as WHERE collection = ?)
+    SELECT candidate_id AS id FROM relation_candidates WHERE collection = $collection
+    UNION ALL SELECT triplet_id FROM llm_triplets WHERE $with_llm AND collection = $collection
+    UNION ALL SELECT norm_key || '>' || entity_id FROM entity_same_as
+    WHERE collection = $collection)
 """
 CURRENT_SQL = "SELECT * FROM fact_versions WHERE collection = ? AND recorded_to IS NULL"
 NAMES_SQL = "SELECT entity_id, name FROM entities WHERE collection = ?"
@@ -45,7 +60,7 @@ NAMES_SQL = "SELECT entity_id, name FROM entities WHERE collection = ?"
     partitions_def=collections_partitions,
     group_name="consolidate",
     kinds={"beam", "duckdb"},
-    deps=["entities", "relation_candidates"],
+    deps=["entities", "relation_candidates", "llm_triplets"],
     check_specs=[contract_spec(STAGE)],
 )
 def fact_versions(
@@ -53,22 +68,28 @@ def fact_versions(
 ) -> dg.MaterializeResult:
     """Facts with valid time (`valid_from`/`valid_to`) and recorded time
     (`recorded_from`/`recorded_to`), folded per (head, relation) key in Beam with REAL's
-    cardinality rules; every change is a new version citing its segments."""
+    cardinality rules; every change is a new version citing its segments. Candidates come
+    from the relation extractors, and from the LLM triplets when `llm_facts` is set; each
+    document's triples are weighed first (KGERMAR: w = α·conf + (1−α)·freq/maxfreq, kept
+    when w > θ_conf, w becoming the confidence) and the others quarantined."""
     started = time.perf_counter()
     collection = context.partition_key
     registry = settings.registry()
-    fingerprint = content_id(
-        warehouse.rows(FINGERPRINT_SQL, [collection, collection])[0]["fp"], registry
-    )
+    params = {"collection": collection, "with_llm": settings.llm_facts}
+    fingerprint = content_id(warehouse.rows(FINGERPRINT_SQL, params)[0]["fp"], registry)
     skipped = warehouse.fingerprint_unchanged(collection, STAGE, fingerprint)
     appended = rows_in = quarantined = 0
     learned: dict[str, str] = {}
     if not skipped:
-        candidates = warehouse.rows(CANDIDATES_SQL, [collection])
+        candidates = warehouse.rows(CANDIDATES_SQL, params)
         observed = {c["segment_id"]: c["observed_at"] for c in candidates}
-        assertions, rejected = to_assertions(
-            collection, candidates, observed, registry, warehouse.entity_of(collection)
+        weighted = filter_candidates(
+            candidates, settings.triple_alpha, settings.theta_conf, scope="doc_id"
         )
+        assertions, rejected = to_assertions(
+            collection, weighted, observed, registry, warehouse.entity_of(collection)
+        )
+        rejected.extend(below_weight(candidates, weighted, settings.theta_conf))
         decisions = cardinality_decisions(assertions, registry)
         facts, unmatched = _fold_in_beam(warehouse, settings, collection, assertions, decisions)
         rejected.extend(unmatched_record(a) for a in unmatched)

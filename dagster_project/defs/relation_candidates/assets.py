@@ -9,6 +9,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from pipelines import relation_candidates as relation_pipeline
+from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import EXTRACTABLE_KINDS, RELATION_CANDIDATES, SEGMENT_WITH_MENTIONS
 
 STAGE = "relation_candidates"
@@ -49,6 +50,7 @@ def relation_candidates(
         SEGMENTS_WITH_MENTIONS_SQL,
         {"collection": collection, "kinds": list(EXTRACTABLE_KINDS), "doc_ids": pending.todo},
     ).cast(SEGMENT_WITH_MENTIONS)
+    classifier = settings.relation_classifier_config(str(warehouse.workspace.root))
     candidates = run_beam_stage(
         warehouse=warehouse,
         settings=settings,
@@ -58,6 +60,7 @@ def relation_candidates(
         inputs=segments,
         build=relation_pipeline.build,
         output_schema=RELATION_CANDIDATES,
+        config=RelationStageConfig(settings.spacy_stage(), classifier),
     )
     return stage_result(
         started=started,
@@ -66,4 +69,13 @@ def relation_candidates(
         skipped=not pending.todo and not pending.stale,
         documents_processed=len(pending.todo),
         negated=sum(candidates.column("negated").to_pylist()),
+        classifier=classifier.model if classifier else "none (no trained artifact)",
+        by_extractor=dg.MetadataValue.json(_counts(candidates.column("extractor").to_pylist())),
     )
+
+
+def _counts(values: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts

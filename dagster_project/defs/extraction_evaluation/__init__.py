@@ -1,0 +1,1 @@
+"""Stage `extraction_evaluation`."""

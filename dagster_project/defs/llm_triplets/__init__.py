@@ -1,0 +1,1 @@
+"""Stage `llm_triplets`."""
