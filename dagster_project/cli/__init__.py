@@ -6,6 +6,7 @@
     kgmem entities show|split|merge NAME [OTHER] --collection NAME
     kgmem eval extraction|consolidation|window-recall|temporal --dataset PATH [--json]
     kgmem train relation-classifier --dataset PATH
+    kgmem bench extraction [--segments N] [--llm-segments N]
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from dagster_project.cli import (
+    bench_cmd,
     build_cmd,
     entities_cmd,
     eval_cmd,
@@ -27,6 +28,7 @@ COMMANDS = (
     entities_cmd,
     eval_cmd,
     train_cmd,
+    bench_cmd,
     snapshots_cmd,
     ui_cmd,
 )
