@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     if summaries is None:
         return 1
     out.print(summary_table(summaries))
+    llm = next((s.metadata for s in summaries if s.stage == "llm_triplets"), {})
+    if "llm_calls" in llm:
+        tokens = llm["prompt_tokens"] + llm["completion_tokens"]
+        out.print(f"LLM: {llm['llm_calls']} calls, {llm['cache_hits']} cache hits, {tokens} tokens")
     snapshot = next(s for s in summaries if s.stage == "memory_snapshot").metadata["snapshot_id"]
     out.print(f"snapshot: [bold]{snapshot}[/bold]  (workspace {workspace.root})")
     return 0

@@ -45,6 +45,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     evaluate.add_argument("--collection", default="timeqa", help="collection to build it as")
     evaluate.add_argument("--articles", type=int, help="temporal: only the first N articles")
     evaluate.add_argument("--limit", type=int, help="Re-DocRED: only the first N documents")
+    evaluate.add_argument(
+        "--llm-documents", type=int, default=0, help="extraction: score the LLM on N documents"
+    )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
     return evaluate
@@ -65,7 +68,11 @@ def _extraction(args: argparse.Namespace) -> int:
     from dagster_project.resources import PipelineSettings, WarehouseResource
 
     workspace = Workspace.at(args.home)
-    config = {"dataset": str(args.dataset), "limit": args.limit}
+    config = {
+        "dataset": str(args.dataset),
+        "limit": args.limit,
+        "llm_documents": args.llm_documents,
+    }
     result = dg.materialize(
         [extraction_evaluation],
         instance=prepare_instance(workspace),
@@ -83,6 +90,8 @@ def _extraction(args: argparse.Namespace) -> int:
     else:
         materialization = result.asset_materializations_for_node("extraction_evaluation")[0]
         out.print(materialization.metadata["report"].value.strip("`\n"), highlight=False)
+        if "llm_subset" in report:
+            out.print_json(data=report["llm_subset"]["relations"])
     return 0
 
 

@@ -99,3 +99,20 @@ def classifier_extractor(
         return filter_candidates(rows, scope="doc_id") if weighted else rows
 
     return candidate_extractor(source, lambda label: (inventory.resolve(label), False))
+
+
+def llm_extractor(cfg: Any, inventory: RelationInventory = DEFAULT_INVENTORY) -> Extractor:
+    """The LLM triplet step (`transforms.llm`, `cfg` an `LLMStageConfig`) on chunks with
+    their mentions; free-form relation names are mapped like the dependency patterns', and
+    triplets whose ends are not spans of the segment (a speaker) are not scored."""
+    from transforms.llm.batch import LLMExtractor
+
+    extractor = LLMExtractor.from_config(cfg)
+
+    def source(segments: Sequence[Segment]) -> Iterable[Mapping[str, Any]]:
+        chunks = [{**s, "kind": "chunk", "turns": None} for s in segments]
+        for row in extractor.extract_batch(chunks).rows:
+            if row["head_start"] is not None and row["tail_start"] is not None:
+                yield {**row, "negated": False}
+
+    return candidate_extractor(source, inventory.map_dependency)
