@@ -25,6 +25,7 @@ permanent failure (the same input would run as long again).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -111,6 +112,9 @@ class LlamaCppBackend:
             seed=seed,
             verbose=False,
         )
+        # Free the model before interpreter teardown: llama.cpp's own finaliser fails once
+        # the module globals it needs are gone ("'NoneType' object is not callable").
+        atexit.register(self._llm.close)
         self._use_grammar = grammar
         self._grammars: dict[str, Any] = {}
         self._lock = threading.Lock()
