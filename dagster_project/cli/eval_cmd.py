@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 def _extraction(args: argparse.Namespace) -> int:
     import dagster as dg
 
-    from dagster_project.build import prepare_instance
+    from dagster_project.build import QUIET_LOGS, prepare_instance
     from dagster_project.defs.extraction_evaluation.assets import (
         RESULTS_FILE,
         extraction_evaluation,
@@ -80,7 +80,7 @@ def _extraction(args: argparse.Namespace) -> int:
             "warehouse": WarehouseResource(root=str(workspace.root)),
             "settings": PipelineSettings(),
         },
-        run_config={"ops": {"extraction_evaluation": {"config": config}}},
+        run_config={**QUIET_LOGS, "ops": {"extraction_evaluation": {"config": config}}},
     )
     if not result.success:
         return 1
