@@ -51,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.home:
+    if getattr(args, "home", None):
         os.environ[HOME_ENV] = str(Workspace.at(args.home).root)
     try:
         return args.run(args)
