@@ -18,7 +18,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io import parquetio
 
-from pipelines.options import DEFAULT_RUNNER, pipeline_options
+from pipelines.options import DEFAULT_RUNNER, launch
 from pipelines.parquet_io import clear_shards, read_shards
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
@@ -139,12 +139,7 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
             max_calls_per_segment=args.max_calls_per_segment,
         ),
     )
-    p = test_pipeline or beam.Pipeline(
-        options=pipeline_options(args.runner, extra_flags=beam_flags)
-    )
-    build(p, args.input, args.output, cfg)
-    if test_pipeline is None:
-        p.run().wait_until_finish()
+    launch(build, args, cfg, beam_flags, test_pipeline)
 
 
 if __name__ == "__main__":

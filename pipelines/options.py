@@ -125,9 +125,21 @@ def run_stage(
     parser.add_argument("--runner", default=DEFAULT_RUNNER)
     config_type.add_arguments(parser)
     args, beam_flags = parser.parse_known_args(argv)
+    launch(build, args, config_type.from_args(args), beam_flags, test_pipeline)
+
+
+def launch(
+    build: Callable[..., object],
+    args: argparse.Namespace,
+    cfg: object,
+    beam_flags: Sequence[str],
+    test_pipeline: beam.Pipeline | None = None,
+) -> None:
+    """Build a stage from parsed `--input`, `--output` and `--runner` with `cfg`, and run it
+    to completion; onto `test_pipeline` instead, only build (the test runs it)."""
     p = test_pipeline or beam.Pipeline(
         options=pipeline_options(args.runner, extra_flags=beam_flags)
     )
-    build(p, args.input, args.output, config_type.from_args(args))
+    build(p, args.input, args.output, cfg)
     if test_pipeline is None:
         p.run().wait_until_finish()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import apache_beam as beam
 from apache_beam.io import parquetio
 
-from pipelines.options import DEFAULT_RUNNER, pipeline_options
+from pipelines.options import DEFAULT_RUNNER, launch
 from schemas.tables import RELATION_CANDIDATES
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import (
@@ -57,12 +57,7 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
         window=args.window,
         min_confidence=args.min_confidence,
     )
-    p = test_pipeline or beam.Pipeline(
-        options=pipeline_options(args.runner, extra_flags=beam_flags)
-    )
-    build(p, args.input, args.output, cfg)
-    if test_pipeline is None:
-        p.run().wait_until_finish()
+    launch(build, args, cfg, beam_flags, test_pipeline)
 
 
 if __name__ == "__main__":

