@@ -1,7 +1,7 @@
 """`Memory`: open a snapshot and query it with a retrieval strategy.
 
     memory = Memory.open("kgmem_home", snapshot="snap-…")   # or the latest snapshot
-    for hit in memory.query("Where does Priya Natarajan work?", strategy="ppr", k=5):
+    for hit in memory.query("Where does Priya Natarajan work?", strategy="hipporag_ppr", k=5):
         print(hit.score, hit.text, hit.provenance, hit.facts)
 
 Every hit carries its provenance (document, title, source file, char offsets, observed
@@ -33,6 +33,8 @@ class QueryHit:
     text: str
     provenance: dict[str, Any]
     facts: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    """Graph paths that led the strategy here, GRAM-linearized (`[s] -[p]-> [o] ; …`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,7 +119,10 @@ class Memory:
         ranking: Ranking = STRATEGIES[strategy](self._view, context)
         in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
         kept = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))[:k]
-        hits = [self._hit(rank, s, score, context) for rank, (s, score) in enumerate(kept, 1)]
+        hits = [
+            self._hit(rank, s, score, context, ranking.paths.get(s, []))
+            for rank, (s, score) in enumerate(kept, 1)
+        ]
         explanation = {
             **ranking.explanation,
             "valid_at": _iso(valid_at),
@@ -143,7 +148,9 @@ class Memory:
             return 1
         return 0 if start <= context.valid_at <= end else 2
 
-    def _hit(self, rank: int, segment_id: str, score: float, context: QueryContext) -> QueryHit:
+    def _hit(
+        self, rank: int, segment_id: str, score: float, context: QueryContext, paths: list[str]
+    ) -> QueryHit:
         row = self._view.segment(segment_id)
         provenance = {
             "doc_id": row["doc_id"],
@@ -172,7 +179,7 @@ class Memory:
             }
             for f in self._view.facts_by_segment(context).get(segment_id, [])
         ]
-        return QueryHit(rank, score, segment_id, row["text"], provenance, facts)
+        return QueryHit(rank, score, segment_id, row["text"], provenance, facts, paths)
 
 
 def _iso(value: datetime | None) -> str | None:

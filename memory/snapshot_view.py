@@ -52,6 +52,12 @@ class SnapshotView:
     """Structures that strategies derive from the view (e.g. the PPR graph), built once."""
 
     def table(self, kind: str) -> lancedb.table.Table:
+        """The LanceDB table of `kind` at the version the snapshot pinned."""
+        if kind not in self.snapshot.lance_versions:
+            raise LookupError(
+                f"snapshot {self.snapshot.snapshot_id} pins no {kind!r} table "
+                f"(it has {', '.join(self.snapshot.lance_versions)}); rebuild to add it"
+            )
         table = self.db.open_table(lance_table_name(self.snapshot.collection, kind))
         table.checkout(self.snapshot.lance_versions[kind])
         return table
@@ -67,6 +73,16 @@ class SnapshotView:
     @functools.cached_property
     def entities(self) -> pa.Table:
         return self.table("entities").to_arrow()
+
+    @functools.cached_property
+    def fact_vectors(self) -> dict[str, np.ndarray]:
+        """Statement vector per fact id, from the pinned facts table (empty if none)."""
+        if "facts" not in self.snapshot.lance_versions:
+            return {}
+        table = self.table("facts").to_arrow().select(["fact_id", "vector"])
+        vectors = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
+        ids = table.column("fact_id").to_pylist()
+        return dict(zip(ids, vectors.reshape(len(ids), -1), strict=True)) if ids else {}
 
     @functools.cached_property
     def alias_index(self) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Immutable memory snapshots: what they pin, how their content hash is computed, listing.
 
 A snapshot pins the DuckDB recorded-time cutoff (fact versions recorded later are
-invisible to it) and the LanceDB table versions of its collection's segments and
-entities. Its id derives from its content hash, so a rebuild that changed nothing maps to
+invisible to it) and the LanceDB table versions of its collection's segments,
+entities and facts. Its id derives from its content hash, so a rebuild that changed nothing maps to
 the same snapshot rather than minting a new one.
 """
 
@@ -19,7 +19,12 @@ import lancedb
 
 from memory.workspace import lance_table_name
 
-LANCE_KINDS = ("segments", "entities")
+LANCE_KINDS = {
+    "segments": ("segment_id", "text"),
+    "entities": ("entity_id", "description"),
+    "facts": ("fact_id", "statement"),
+}
+"""LanceDB tables a snapshot pins: kind -> (key column, content column hashed)."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +62,8 @@ def content_hash(
     """(hash, lance table versions, row counts) of the collection's current memory."""
     digest = hashlib.sha256(embedding_model.encode())
     versions, counts = {}, {}
-    for kind in LANCE_KINDS:
+    for kind, (key, content) in LANCE_KINDS.items():
         table = db.open_table(lance_table_name(collection, kind))
-        key = "segment_id" if kind == "segments" else "entity_id"
-        content = "text" if kind == "segments" else "description"
         rows = sorted(table.to_arrow().select([key, content]).to_pylist(), key=lambda r: r[key])
         digest.update(json.dumps(rows, ensure_ascii=False).encode())
         versions[kind], counts[kind] = table.version, len(rows)

@@ -178,6 +178,21 @@ LANCE_ENTITIES = pa.schema(
 )
 """Entities in LanceDB; `description` (name, type and aliases) is what gets embedded."""
 
+LANCE_FACTS = pa.schema(
+    [
+        ("fact_id", pa.string()),
+        ("head_entity_id", pa.string()),
+        ("head_name", pa.string()),
+        ("relation", pa.string()),
+        ("tail_entity_id", pa.string()),
+        ("tail_name", pa.string()),
+        ("statement", pa.string()),
+    ]
+)
+"""Facts in LanceDB, one row per logical fact (all its versions share head, relation and
+tail); `statement` ("head relation tail") is what gets embedded. Which versions are valid
+when is the warehouse's business: strategies join these vectors to the as-of facts."""
+
 ASSERTIONS = pa.schema(
     [
         ("head_id", pa.string()),

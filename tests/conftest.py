@@ -39,3 +39,27 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
     summaries = build_collection("sample", inputs, workspace, defs)
     return workspace, summaries
+
+
+@pytest.fixture(scope="session")
+def graph_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
+    """The sample corpus built without an LLM (about 20 s): the workspace for retrieval
+    strategy tests, which need the graph, facts and embeddings but not LLM triplets."""
+    from dagster_project.build import build_collection
+    from dagster_project.definitions import defs
+    from dagster_project.resources import PipelineSettings
+    from memory.workspace import Workspace
+
+    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_graph_home"))
+    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
+    build_collection("sample", inputs, workspace, defs, PipelineSettings(llm_backend="none"))
+    return workspace
+
+
+@pytest.fixture(scope="session")
+def graph_memory(graph_build):
+    """A `Memory` open on the LLM-free sample snapshot (read-only, shared by the session)."""
+    from memory import Memory
+
+    with Memory.open(graph_build.root) as memory:
+        yield memory

@@ -37,3 +37,13 @@ def entity_description(
     text = f"{name}, {entity_type}" + (f" (also: {', '.join(others)})" if others else "")
     said = list(facts)
     return text + (". " + "; ".join(said) + "." if said else "")
+
+
+def fact_statement(head_name: str, relation: str, tail_name: str) -> str:
+    """The text of a fact as embedded and shown: "Priya Natarajan work at Harborview Office"."""
+    return f"{head_name} {relation.replace('_', ' ')} {tail_name}"
+
+
+def linearize(head_name: str, relation: str, tail_name: str) -> str:
+    """GRAM's linearisation of one edge: `[s] -[p]-> [o]`."""
+    return f"[{head_name}] -[{relation}]-> [{tail_name}]"

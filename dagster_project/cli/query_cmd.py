@@ -6,6 +6,7 @@ import argparse
 import json
 
 from dagster_project.cli.common import add_home, out, timestamp
+from memory.strategies.names import STRATEGY_NAMES
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -13,7 +14,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     query.add_argument("text", help="the query")
     query.add_argument("--snapshot", help="snapshot id (default: the newest)")
     query.add_argument("--collection", help="newest snapshot of this collection")
-    query.add_argument("--strategy", default="dense", choices=["dense", "bm25", "ppr"])
+    query.add_argument("--strategy", default="dense", choices=STRATEGY_NAMES)
     query.add_argument("-k", type=int, default=5, help="number of segments (default 5)")
     query.add_argument("--json", action="store_true", help="machine-readable output")
     query.add_argument("--explain", action="store_true", help="print the strategy's explanation")
@@ -48,4 +49,6 @@ def run(args: argparse.Namespace) -> int:
                 f"   [green]fact[/green] {fact['head']} —{fact['relation']}→ {fact['tail']}"
                 f"  (conf {fact['confidence']:.2f}, valid {valid})"
             )
+        for path in hit.paths:
+            out.print(f"   [magenta]path[/magenta] {path}", highlight=False)
     return 0

@@ -3,8 +3,10 @@
 from memory.strategies.base import Ranking, Strategy
 from memory.strategies.bm25 import bm25
 from memory.strategies.dense import dense
+from memory.strategies.names import STRATEGY_NAMES
 from memory.strategies.ppr import ppr
 
-STRATEGIES: dict[str, Strategy] = {"dense": dense, "bm25": bm25, "ppr": ppr}
+STRATEGIES: dict[str, Strategy] = {"dense": dense, "bm25": bm25, "hipporag_ppr": ppr}
+assert tuple(STRATEGIES) == STRATEGY_NAMES, "register every strategy in names.py too"
 
 __all__ = ["STRATEGIES", "Ranking", "Strategy"]

@@ -15,6 +15,9 @@ class Ranking:
 
     scored: list[tuple[str, float]]
     explanation: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, list[str]] = field(default_factory=dict)
+    """Per segment id, the graph paths (GRAM-linearized, `[s] -[p]-> [o] ; …`) that led
+    to it; strategies without paths leave it empty."""
 
 
 Strategy = Callable[[SnapshotView, QueryContext], Ranking]

@@ -25,7 +25,7 @@ def test_eval_temporal_reports_hits_with_and_without_time(tmp_path, capsys):
     assert main([*args, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     metrics = {(r["strategy"], r["metric"]) for r in rows}
-    for strategy in ("dense", "bm25", "ppr"):
+    for strategy in ("dense", "bm25", "hipporag_ppr"):
         assert {(strategy, "hit@5_with_time"), (strategy, "hit@5_ignoring_time")} <= metrics
     assert all(0.0 <= r["value"] <= 1.0 for r in rows)
     assert len({r["snapshot_id"] for r in rows}) == 1

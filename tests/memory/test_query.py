@@ -33,7 +33,9 @@ def test_bm25_finds_the_recurring_printer_error_with_turn_provenance(memory: Mem
 
 
 def test_ppr_two_hops_from_person_to_office_city(memory: Memory):
-    result = memory.query("Which city is Priya Natarajan's office in?", strategy="ppr", k=8)
+    result = memory.query(
+        "Which city is Priya Natarajan's office in?", strategy="hipporag_ppr", k=8
+    )
     assert "Priya Natarajan" in result.explanation["named_in_query"]
     texts = [h.text for h in result]
     assert any("Priya Natarajan works at the Harborview Office" in t for t in texts)

@@ -12,9 +12,9 @@ from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.facts import THETA_STABLE
 from memory.lance_tables import sync_table
 from memory.workspace import lance_table_name
-from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_SEGMENTS
+from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_FACTS, LANCE_SEGMENTS
 from transforms.embedding import encode
-from transforms.graph_links import entity_description, segment_entity_ids
+from transforms.graph_links import entity_description, fact_statement, segment_entity_ids
 
 DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
@@ -41,6 +41,12 @@ FROM (
       AND valid_to IS NULL AND confidence >= $theta)
 GROUP BY entity_id
 """
+FACTS_SQL = """
+SELECT fact_id, any_value(head_entity_id) AS head_entity_id, any_value(head_name) AS head_name,
+       any_value(relation) AS relation, any_value(tail_entity_id) AS tail_entity_id,
+       any_value(tail_name) AS tail_name
+FROM fact_versions WHERE collection = ? GROUP BY fact_id ORDER BY fact_id
+"""
 ENTITIES_SQL = """
 SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
 FROM entities e JOIN entity_aliases a ON a.collection = e.collection AND a.entity_id = e.entity_id
@@ -57,8 +63,9 @@ WHERE e.collection = ? GROUP BY ALL ORDER BY e.entity_id
 def graph_embeddings(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
 ) -> dg.MaterializeResult:
-    """MiniLM embeddings of every chunk and turn (with their entity links) and of every
-    entity description, in LanceDB tables with a full-text index on segment text."""
+    """MiniLM embeddings of every chunk and turn (with their entity links), of every entity
+    description and of every fact statement, in LanceDB tables with full-text indexes on
+    segment text and fact statements."""
     started = time.perf_counter()
     collection = context.partition_key
     segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
@@ -96,14 +103,28 @@ def graph_embeddings(
         embed=embed,
         embed_column="description",
     )
-    embedded = segment_sync.added + entity_sync.added
+    fact_rows = warehouse.rows(FACTS_SQL, [collection])
+    for fact in fact_rows:
+        fact["statement"] = fact_statement(fact["head_name"], fact["relation"], fact["tail_name"])
+    fact_sync = sync_table(
+        db,
+        lance_table_name(collection, "facts"),
+        pa.Table.from_pylist(fact_rows, schema=LANCE_FACTS),
+        key="fact_id",
+        embed=embed,
+        embed_column="statement",
+        fts_column="statement",
+    )
+    syncs = (segment_sync, entity_sync, fact_sync)
+    embedded = sum(s.added for s in syncs)
     return stage_result(
         started=started,
-        rows_in=len(segments) + len(found),
+        rows_in=len(segments) + len(found) + len(fact_rows),
         rows_out=embedded,
-        skipped=embedded == 0 and segment_sync.deleted + entity_sync.deleted == 0,
+        skipped=embedded == 0 and sum(s.deleted for s in syncs) == 0,
         segments_version=segment_sync.version,
         entities_version=entity_sync.version,
+        facts_version=fact_sync.version,
         encoder=settings.encoder_model,
     )
 

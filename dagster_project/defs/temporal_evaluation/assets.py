@@ -15,7 +15,7 @@ from transforms.evaluation.timeqa import load_timeqa
 from transforms.ids import content_id
 
 BENCHMARK = "timeqa"
-STRATEGIES = ("dense", "bm25", "ppr")
+STRATEGIES = ("dense", "bm25", "hipporag_ppr")
 NEWEST_SNAPSHOT_SQL = (
     "SELECT snapshot_id FROM snapshots WHERE collection = ? ORDER BY created_at DESC LIMIT 1"
 )

@@ -1,0 +1,97 @@
+"""Linking a query to the memory: the entities it names, and the entities, facts and
+segments most similar to it. Every graph strategy seeds from these.
+
+Exact naming (any alias as a normalised n-gram of the query) is weighted 1; similarity
+links carry their cosine and are kept only at or above `MIN_SIMILARITY`, so an unrelated
+query seeds nothing rather than the nearest noise.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from memory.graph import MemoryGraph, graph_of
+from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
+from transforms.consolidation import normalize_name
+
+MAX_NGRAM = 5
+MIN_SIMILARITY = 0.5
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def named_entities(view: SnapshotView, text: str) -> dict[str, float]:
+    """Entities named in `text` (any alias, as a normalised n-gram), weight 1."""
+    words = _WORD.findall(text)
+    found: dict[str, float] = {}
+    for size in range(min(MAX_NGRAM, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            entity = view.alias_index.get(normalize_name(" ".join(words[start : start + size])))
+            if entity:
+                found[entity] = 1.0
+    return found
+
+
+def similar_entities(view: SnapshotView, text: str, k: int) -> dict[str, float]:
+    """The `k` entities whose description embedding is closest to `text` (cosine weights)."""
+    hits = view.table("entities").search(view.embed_query(text)).limit(k).to_list()
+    similar = {h["entity_id"]: round(1.0 - h["_distance"] / 2.0, 4) for h in hits}
+    return {e: s for e, s in similar.items() if s >= MIN_SIMILARITY}
+
+
+def similar_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:
+    """Top-k retrievable (segment id, cosine); vectors are normalised, so cosine = 1 - L2²/2."""
+    hits = (
+        view.table("segments")
+        .search(view.embed_query(text))
+        .where(RETRIEVABLE_FILTER, prefilter=True)
+        .select(["segment_id", "_distance"])
+        .limit(k)
+        .to_list()
+    )
+    return [(h["segment_id"], round(1.0 - h["_distance"] / 2.0, 6)) for h in hits]
+
+
+def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple[int, float]]:
+    """Top-k of the query's facts by cosine of their statement to the query text, as
+    (index into `graph_of(view, query).facts`, cosine), best first."""
+    graph = graph_of(view, query)
+    if not graph.facts:
+        return []
+    similarity = graph.fact_vectors @ view.embed_query(query.text)
+    top = np.argsort(-similarity, kind="stable")[:k]
+    return [(int(i), round(float(similarity[i]), 4)) for i in top]
+
+
+def fact_linked_entities(view: SnapshotView, query: QueryContext, k: int) -> dict[str, float]:
+    """HippoRAG 2's query-to-triple linking: the ends of the `k` facts most similar to the
+    query, weighted by that similarity."""
+    graph = graph_of(view, query)
+    linked: dict[str, float] = {}
+    for index, score in similar_facts(view, query, k):
+        for end in (graph.fact_head[index], graph.fact_tail[index]):
+            entity = graph.entity_ids[end]
+            linked[entity] = max(linked.get(entity, 0.0), score)
+    return {e: s for e, s in linked.items() if s >= MIN_SIMILARITY}
+
+
+def query_entities(
+    view: SnapshotView, query: QueryContext, similar: int = 3, via_facts: int = 5
+) -> dict[str, float]:
+    """Named, description-similar and fact-linked entities, each with its best weight."""
+    seeds: dict[str, float] = {}
+    for found in (
+        similar_entities(view, query.text, similar) if similar else {},
+        fact_linked_entities(view, query, via_facts) if via_facts else {},
+        named_entities(view, query.text),
+    ):
+        for entity, weight in found.items():
+            seeds[entity] = max(seeds.get(entity, 0.0), weight)
+    return seeds
+
+
+def positions(graph: MemoryGraph, entities: dict[str, float]) -> dict[int, float]:
+    """Entity ids with weights -> graph node positions with weights (unknown ids dropped)."""
+    return {graph.entity_position[e]: w for e, w in entities.items() if e in graph.entity_position}

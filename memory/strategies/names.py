@@ -1,0 +1,7 @@
+"""Names of the retrieval strategies, importable without loading any of them (CLI choices)."""
+
+STRATEGY_NAMES = (
+    "dense",
+    "bm25",
+    "hipporag_ppr",
+)
