@@ -10,7 +10,7 @@ time, speaker, session, turn) and the facts it supports, as of the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -99,7 +99,12 @@ class Memory:
         return self._view.snapshot
 
     def query(
-        self, text: str, strategy: str = "dense", k: int = 5, valid_at: datetime | None = None
+        self,
+        text: str,
+        strategy: str = "dense",
+        k: int = 5,
+        valid_at: datetime | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> QueryResult:
         """Rank segments for `text` with `strategy` (one of `STRATEGIES`).
 
@@ -108,6 +113,7 @@ class Memory:
         segments whose mentioned years cover it rank before undated ones, which rank before
         segments about other years.
         Facts below θ_stable are used only when the query is speculative ("maybe", "guess").
+        `options` go to the strategy (see its module docstring for the keys it reads).
         """
         if strategy not in STRATEGIES:
             known = ", ".join(STRATEGIES)
@@ -115,7 +121,7 @@ class Memory:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         fetch = k * self.OVERFETCH if valid_at else k
-        context = QueryContext(text, fetch, valid_at, is_speculative(text))
+        context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
         ranking: Ranking = STRATEGIES[strategy](self._view, context)
         in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
         kept = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))[:k]

@@ -8,6 +8,7 @@ reference time, stable unless speculative) and cached per combination."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,6 +36,9 @@ class QueryContext:
     k: int
     valid_at: datetime | None = None
     speculative: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Strategy options (e.g. REAL's evaluator backend, fusion weights); each strategy
+    documents the keys it reads and falls back to its paper's defaults."""
 
     @property
     def fact_filter(self) -> tuple[datetime | None, bool]:
