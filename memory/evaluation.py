@@ -6,10 +6,21 @@ the CLI come from the same code.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory.memory import Memory
+from transforms.evaluation.retrieval_metrics import (
+    distinct,
+    grouped_means,
+    mean,
+    percentile,
+    recall_at_k,
+    reciprocal_rank,
+)
+from transforms.evaluation.retrieval_questions import QuestionSet, RetrievalQuestion
 from transforms.evaluation.timeqa import TimeQaSet, hit_at_k
 
 
@@ -33,3 +44,109 @@ def temporal_hits(
                 for k, value in by_k.items()
             )
     return rows
+
+
+RETRIEVAL_KS = {"musique": (2, 5), "locomo": (3, 5, 10)}
+"""The recall cut-offs of each retrieval benchmark (HippoRAG Table 2; MemORAI Tables 2-3)."""
+PASSAGE_DEPTH = 10
+"""MuSiQue: segments asked for per question (passages are mostly one chunk, so the first
+5 distinct passages are within reach); MRR counts ranks within this depth."""
+
+
+@dataclass
+class RetrievalRun:
+    """Rows (strategy, metric, value) of a retrieval evaluation, and strategies that failed."""
+
+    rows: list[dict[str, object]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def retrieval_scores(
+    memory: Memory, questions: QuestionSet, strategies: Sequence[str]
+) -> RetrievalRun:
+    """Recall (and MuSiQue's MRR) per strategy, overall and per question category, with the
+    query latency p50/p95 in ms and LLM calls and tokens per query (from the explanation's
+    `llm_calls` / `llm_tokens`, 0 when a strategy reports none).
+
+    LoCoMo questions are scoped to their conversation: the strategy ranks
+    max(k) x (conversations in the collection) segments, the hits of the question's
+    conversation are kept, and the first max(k) are its turn ranking (its session ranking:
+    their distinct sessions). A strategy that raises is reported in `errors`, not scored."""
+    run = RetrievalRun()
+    conversations = _conversation_count(memory) if questions.benchmark == "locomo" else 1
+    for strategy in strategies:
+        try:
+            run.rows.extend(_strategy_rows(memory, questions, strategy, conversations))
+        except Exception as exc:  # one broken strategy must not hide the rest
+            run.errors[strategy] = f"{type(exc).__name__}: {exc}"
+    return run
+
+
+def _strategy_rows(
+    memory: Memory, questions: QuestionSet, strategy: str, conversations: int
+) -> list[dict[str, object]]:
+    ks = RETRIEVAL_KS[questions.benchmark]
+    depth = PASSAGE_DEPTH if questions.benchmark == "musique" else max(ks) * conversations
+    scores, latencies, calls, tokens = [], [], [], []
+    for question in questions.questions:
+        started = time.perf_counter()
+        result = memory.query(question.text, strategy=strategy, k=depth)
+        latencies.append((time.perf_counter() - started) * 1000.0)
+        calls.append(float(result.explanation.get("llm_calls", 0) or 0))
+        tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
+        hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
+        if questions.benchmark == "musique":
+            scores.append(_passage_scores(question, hits, ks))
+        else:
+            scores.append(_turn_scores(question, hits, ks))
+    by_group = grouped_means(scores, [q.category for q in questions.questions])
+    rows = [
+        {
+            "strategy": strategy,
+            "metric": metric if group == "overall" else f"{metric}[{group}]",
+            "value": value,
+        }
+        for group, values in by_group.items()
+        for metric, value in values.items()
+    ]
+    summary = {
+        "questions": float(len(questions.questions)),
+        "latency_p50_ms": percentile(latencies, 50),
+        "latency_p95_ms": percentile(latencies, 95),
+        "llm_calls_per_query": mean(calls),
+        "llm_tokens_per_query": mean(tokens),
+    }
+    return rows + [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
+
+
+def _passage_scores(
+    question: RetrievalQuestion, hits: list[dict[str, object]], ks: Sequence[int]
+) -> dict[str, float]:
+    passages = distinct(str(h["doc_id"]) for h in hits)
+    scores = {f"recall@{k}": recall_at_k(passages, question.gold, k) for k in ks}
+    return scores | {"mrr": reciprocal_rank(passages, question.gold)}
+
+
+def _turn_scores(
+    question: RetrievalQuestion, hits: list[dict[str, object]], ks: Sequence[int]
+) -> dict[str, float]:
+    in_scope = [h for h in hits if h["doc_id"] == question.scope_doc_id][: max(ks)]
+    turns = [str(h["segment_id"]) for h in in_scope]
+    sessions = distinct(f"{h['doc_id']}/{h['session_id']}" for h in in_scope)
+    scores = {f"turn_recall@{k}": recall_at_k(turns, question.gold, k) for k in ks}
+    return scores | {
+        f"session_recall@{k}": recall_at_k(sessions, question.gold_sessions, k) for k in ks
+    }
+
+
+SEGMENT_COLUMNS = ("segment_id", "doc_id", "kind", "title", "turn_id", "session_id")
+
+
+def snapshot_segments(memory: Memory) -> list[dict[str, object]]:
+    """The snapshot's segments (the columns that resolve benchmark gold ids)."""
+    segments = memory._view.segments  # the pinned view of the snapshot
+    return segments.select(list(SEGMENT_COLUMNS)).to_pylist()
+
+
+def _conversation_count(memory: Memory) -> int:
+    return max(1, len({s["doc_id"] for s in snapshot_segments(memory) if s["kind"] == "turn"}))

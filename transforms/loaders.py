@@ -7,7 +7,9 @@ Formats (chosen by extension, then by JSON layout):
 - `.jsonl`: one document per line: `text` (required), `id`, `title`, `date` (optional).
 - `.json`: a conversation log (`sessions[].turns[]` or a flat `turns[]`, each turn with
   `speaker`, `text`, `timestamp`), or the LoCoMo layout (a list of samples, each with a
-  `conversation` of `session_N` turn lists and `session_N_date_time` stamps).
+  `conversation` of `session_N` turn lists and `session_N_date_time` stamps), or a passage
+  corpus (a list of `{title, text}` objects, MuSiQue's `*_corpus.json`): one document per
+  passage whose text is `title` then the passage on the next line, as HippoRAG indexes them.
 
 A conversation becomes one document whose text is its transcript ("Speaker: text" per
 line); its turns, with offsets into that transcript, travel in `turns_json` so that the
@@ -208,18 +210,52 @@ def _load_json(collection: str, path: Path, raw: str) -> LoadResult:
         return result
     if isinstance(data, dict) and ("sessions" in data or "turns" in data):
         return _load_conversation(collection, path, data)
+    if isinstance(data, list) and data and all(_is_passage(p) for p in data):
+        return _load_passages(collection, path, data)
     return LoadResult(
         quarantined=[
             _quarantine(
                 path,
                 "file",
                 "unrecognised JSON layout: expected a conversation "
-                "({sessions|turns: [...]}) or a LoCoMo list of samples",
+                "({sessions|turns: [...]}), a LoCoMo list of samples or a passage "
+                "list ([{title, text}, ...])",
                 raw,
             )
         ],
         records_read=1,
     )
+
+
+def _is_passage(record: object) -> bool:
+    return isinstance(record, dict) and "title" in record and "text" in record
+
+
+def passage_text(title: str, text: str) -> str:
+    """The document text of a corpus passage: its title line, then the passage."""
+    return f"{title}\n{text}"
+
+
+def passage_document(
+    collection: str, path: Path, index: int, title: str, text: str
+) -> dict[str, Any]:
+    """The document record of passage `index` of a passage corpus (its id is the content
+    hash of title and text, so a benchmark's gold passage maps to it by exact match)."""
+    return _document(collection, path, f"passage {index}", title, passage_text(title, text), None)
+
+
+def _load_passages(collection: str, path: Path, passages: list[dict[str, Any]]) -> LoadResult:
+    result = LoadResult(records_read=len(passages))
+    for index, passage in enumerate(passages):
+        title, text = passage["title"], passage["text"]
+        try:
+            if not isinstance(title, str) or not isinstance(text, str) or not text.strip():
+                raise RecordError("passage needs a string title and a non-empty string text")
+            result.documents.append(passage_document(collection, path, index, title, text))
+        except RecordError as exc:
+            raw = json.dumps(passage, ensure_ascii=False, default=str)
+            result.quarantined.append(_quarantine(path, f"passage {index}", str(exc), raw))
+    return result
 
 
 def _parse_json(text: str) -> Any:
@@ -260,7 +296,12 @@ def _locomo_to_log(sample: dict[str, Any], index: int) -> dict[str, Any]:
             for turn in conversation[f"session_{number}"]
         ]
         sessions.append({"session_id": f"S{number}", "started_at": stamp, "turns": turns})
-    return {"conversation_id": sample.get("sample_id") or f"sample {index}", "sessions": sessions}
+    return {"conversation_id": locomo_conversation_id(sample, index), "sessions": sessions}
+
+
+def locomo_conversation_id(sample: dict[str, Any], index: int) -> str:
+    """The id (and document title) of LoCoMo sample `index`: its `sample_id`."""
+    return str(sample.get("sample_id") or f"sample {index}")
 
 
 def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> LoadResult:

@@ -14,18 +14,41 @@ the trained pair classifier is scored on the documents it held out) and prints i
 `--collection`), registers the benchmark, builds the collection (the `temporal_evaluation`
 asset runs as its last stage) and prints hit@k per strategy with and without the
 question's reference time.
+
+    kgmem eval retrieval --benchmark locomo|musique [--strategies all|NAME,...]
+        [--input PATH] [--dataset QUESTIONS] [--questions N] [--llm] [--json]
+
+`retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
+`--collection`; LoCoMo's conversations, MuSiQue's passage corpus, default the files under
+../shared/data), registers the benchmark, and the `retrieval_evaluation` and
+`retrieval_comparison` assets score every chosen strategy on the new snapshot and print
+the side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo turn- and
+session-level recall@3/5/10). The build runs without the LLM triplet stage by default
+(PipelineSettings(llm_backend="none")), so a benchmark builds in minutes; `--llm` keeps
+the configured LLM stage. An unchanged corpus reuses its snapshot.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from rich.table import Table
 
 from dagster_project.cli.build_cmd import build_with_progress
-from dagster_project.cli.common import add_home, out
+from dagster_project.cli.common import add_home, console, out
 from memory.workspace import Workspace
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+RETRIEVAL_DATA = {
+    "locomo": (SHARED_DATA / "locomo" / "locomo10_dev.json", None),
+    "musique": (
+        SHARED_DATA / "musique" / "musique_train_corpus.json",
+        SHARED_DATA / "musique" / "musique_train.json",
+    ),
+}
+"""Default (corpus, questions) per retrieval benchmark; None: the questions are in the corpus."""
 
 RESULTS_SQL = """
 SELECT strategy, metric, value, snapshot_id FROM evaluation_results
@@ -41,12 +64,31 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     evaluate.add_argument("kind", choices=sorted(RUNNERS), help="what to evaluate")
-    evaluate.add_argument("--dataset", required=True, help="benchmark file")
-    evaluate.add_argument("--collection", default="timeqa", help="collection to build it as")
+    evaluate.add_argument(
+        "--dataset", help="benchmark file (retrieval: the questions; default by benchmark)"
+    )
+    evaluate.add_argument(
+        "--collection", help="collection to build it as (default: timeqa, or the benchmark)"
+    )
     evaluate.add_argument("--articles", type=int, help="temporal: only the first N articles")
     evaluate.add_argument("--limit", type=int, help="Re-DocRED: only the first N documents")
     evaluate.add_argument(
         "--llm-documents", type=int, default=0, help="extraction: score the LLM on N documents"
+    )
+    evaluate.add_argument(
+        "--benchmark", choices=sorted(RETRIEVAL_DATA), help="retrieval: which benchmark"
+    )
+    evaluate.add_argument(
+        "--strategies", default="all", help="retrieval: all, or strategy names split by commas"
+    )
+    evaluate.add_argument(
+        "--input", help="retrieval: the corpus file (default: the benchmark's, in shared data)"
+    )
+    evaluate.add_argument("--questions", type=int, help="retrieval: only the first N questions")
+    evaluate.add_argument(
+        "--llm",
+        action="store_true",
+        help="retrieval: keep the configured LLM triplet stage (default: llm_backend none)",
     )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
@@ -54,6 +96,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kind != "retrieval" and args.dataset is None:
+        console.print(f"[red]eval {args.kind} needs --dataset[/red]")
+        return 2
     return RUNNERS[args.kind](args)
 
 
@@ -147,6 +192,7 @@ def _temporal(args: argparse.Namespace) -> int:
     from transforms.evaluation.timeqa import load_timeqa
 
     workspace = Workspace.at(args.home)
+    args.collection = args.collection or "timeqa"
     dataset = load_timeqa(args.dataset, args.articles)
     folder = workspace.root / "benchmarks" / args.collection
     folder.mkdir(parents=True, exist_ok=True)
@@ -182,9 +228,59 @@ def _temporal(args: argparse.Namespace) -> int:
     return 0
 
 
+def _retrieval(args: argparse.Namespace) -> int:
+    from dagster_project.resources import PipelineSettings, WarehouseResource
+    from memory.snapshots import list_snapshots
+    from memory.strategies.names import STRATEGY_NAMES
+    from transforms.evaluation.retrieval_report import by_strategy, comparison_markdown
+
+    if args.benchmark is None:
+        console.print("[red]eval retrieval needs --benchmark locomo|musique[/red]")
+        return 2
+    strategies = [] if args.strategies == "all" else args.strategies.split(",")
+    unknown = sorted(set(strategies) - set(STRATEGY_NAMES))
+    if unknown:
+        console.print(f"[red]unknown strategies {unknown}; known: {list(STRATEGY_NAMES)}[/red]")
+        return 2
+    corpus, questions = RETRIEVAL_DATA[args.benchmark]
+    corpus = Path(args.input) if args.input else corpus
+    dataset = Path(args.dataset) if args.dataset else questions or corpus
+    for path in (corpus, dataset):
+        if not path.exists():
+            console.print(f"[red]{path} not found[/red]")
+            return 2
+    workspace = Workspace.at(args.home)
+    collection = args.collection or args.benchmark
+    options = {"questions": args.questions, "strategies": strategies}
+    WarehouseResource(root=str(workspace.root)).register_benchmark(
+        collection, args.benchmark, str(dataset.resolve()), options
+    )
+    settings = PipelineSettings() if args.llm else PipelineSettings(llm_backend="none")
+    if build_with_progress(collection, [str(corpus)], workspace, settings) is None:
+        return 1
+    con = workspace.connect(read_only=True)
+    snapshot = list_snapshots(con, collection)[0].snapshot_id
+    rows = (
+        con.sql(RESULTS_SQL, params=[collection, snapshot, args.benchmark])
+        .to_arrow_table()
+        .to_pylist()
+    )
+    con.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(comparison_markdown(args.benchmark, rows, snapshot))
+    out.print(
+        f"{len(by_strategy(rows))} strategies; results in {workspace.root / 'results'}",
+        highlight=False,
+    )
+    return 0
+
+
 RUNNERS = {
     "extraction": _extraction,
     "consolidation": _consolidation,
     "window-recall": _window_recall,
     "temporal": _temporal,
+    "retrieval": _retrieval,
 }

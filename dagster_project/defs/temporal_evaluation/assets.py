@@ -1,11 +1,11 @@
 """Evaluation: temporal retrieval (TimeQA) on the collection's newest snapshot."""
 
-import json
 import time
 from datetime import UTC, datetime
 
 import dagster as dg
 
+from dagster_project.defs.benchmark_registry import newest_snapshot, registered_benchmark
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
@@ -16,9 +16,6 @@ from transforms.ids import content_id
 
 BENCHMARK = "timeqa"
 STRATEGIES = ("dense", "bm25", "hipporag_ppr")
-NEWEST_SNAPSHOT_SQL = (
-    "SELECT snapshot_id FROM snapshots WHERE collection = ? ORDER BY created_at DESC LIMIT 1"
-)
 
 
 @dg.asset(
@@ -35,16 +32,12 @@ def temporal_evaluation(
     the TimeQA benchmark (`kgmem eval temporal`), and is skipped otherwise."""
     started = time.perf_counter()
     collection = context.partition_key
-    registered = warehouse.rows(
-        "SELECT dataset, options FROM benchmarks WHERE collection = ? AND kind = ?",
-        [collection, BENCHMARK],
-    )
-    if not registered:
+    registration = registered_benchmark(warehouse, collection, [BENCHMARK])
+    if registration is None:
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
-    options = json.loads(registered[0]["options"])
-    dataset = load_timeqa(registered[0]["dataset"], options.get("max_articles"))
-    snapshot_id = warehouse.rows(NEWEST_SNAPSHOT_SQL, [collection])[0]["snapshot_id"]
-    fingerprint = content_id(snapshot_id, registered[0], STRATEGIES)
+    dataset = load_timeqa(registration.dataset, registration.options.get("max_articles"))
+    snapshot_id = newest_snapshot(warehouse, collection)
+    fingerprint = content_id(snapshot_id, registration.row, STRATEGIES)
     if warehouse.fingerprint_unchanged(collection, BENCHMARK, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:

@@ -1,0 +1,1 @@
+"""Stage `retrieval_evaluation`: every strategy on LoCoMo / MuSiQue, and their comparison."""

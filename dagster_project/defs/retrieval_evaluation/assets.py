@@ -1,0 +1,248 @@
+"""Evaluation: retrieval quality of every strategy on LoCoMo and MuSiQue collections.
+
+Both assets run for a collection registered as a retrieval benchmark (`kgmem eval
+retrieval`) and are skipped otherwise. `retrieval_evaluation` scores every strategy on the
+collection's newest snapshot (one asset per benchmark collection; per-strategy figures go
+into `<strategy>/<metric>` metadata, which the UI plots across materializations) and
+carries one regression check per strategy registered when the definitions load.
+`retrieval_comparison` renders the side-by-side table and recall plot into its metadata and
+into `<home>/results/retrieval_<collection>.{md,png,json}`.
+"""
+
+import base64
+import json
+import time
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from dagster_project.defs.benchmark_registry import newest_snapshot, registered_benchmark
+from dagster_project.defs.stage_result import stage_result
+from dagster_project.partitions import collections_partitions
+from dagster_project.resources import WarehouseResource
+from memory import Memory
+from memory.evaluation import retrieval_scores, snapshot_segments
+from memory.strategies import STRATEGIES
+from transforms.evaluation.retrieval_metrics import regressions
+from transforms.evaluation.retrieval_questions import load_questions
+from transforms.evaluation.retrieval_report import (
+    RECALL_METRICS,
+    by_strategy,
+    comparison_markdown,
+    recall_plot_png,
+)
+from transforms.ids import content_id
+
+BENCHMARKS = tuple(RECALL_METRICS)
+ASSET = "retrieval_evaluation"
+FINGERPRINT_FIELD = "questions_fingerprint"
+HISTORY = 50
+"""How many earlier materializations to search for a strategy's previous figures."""
+
+
+class RetrievalEvaluationConfig(dg.Config):
+    regression_margin: float = 0.02
+    """A strategy's check fails when a recall metric (or MRR) drops by more than this
+    (absolute) against its previous evaluation on the same questions."""
+
+
+def check_name(strategy: str) -> str:
+    return f"{strategy}_recall_regression"
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    group_name="evaluation",
+    kinds={"python"},
+    deps=["memory_snapshot"],
+    check_specs=[
+        dg.AssetCheckSpec(
+            check_name(strategy),
+            asset=ASSET,
+            description=f"`{strategy}`: no recall drop beyond the margin against the "
+            "previous evaluation on the same questions",
+        )
+        for strategy in STRATEGIES
+    ],
+)
+def retrieval_evaluation(
+    context: dg.AssetExecutionContext,
+    config: RetrievalEvaluationConfig,
+    warehouse: WarehouseResource,
+) -> dg.MaterializeResult:
+    """Recall@k (MuSiQue: passage recall@2/5 and MRR; LoCoMo: turn- and session-level
+    recall@3/5/10 per question category), latency p50/p95 and LLM calls and tokens per query
+    of every strategy, on the collection's newest snapshot."""
+    started = time.perf_counter()
+    collection = context.partition_key
+    registration = registered_benchmark(warehouse, collection, BENCHMARKS)
+    if registration is None:
+        return _skipped(started, "not a retrieval benchmark collection")
+    strategies = registration.options.get("strategies") or list(STRATEGIES)
+    snapshot_id = newest_snapshot(warehouse, collection)
+    fingerprint = content_id(snapshot_id, registration.row, strategies)
+    if warehouse.fingerprint_unchanged(collection, ASSET, fingerprint):
+        return _skipped(started, f"snapshot {snapshot_id} already evaluated with these settings")
+    with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
+        questions = load_questions(
+            registration.kind,
+            registration.dataset,
+            snapshot_segments(memory),
+            registration.options.get("questions"),
+        )
+        run = retrieval_scores(memory, questions, strategies)
+    for strategy, error in run.errors.items():
+        context.log.error(f"strategy {strategy} failed: {error}")
+    key = {"collection": collection, "snapshot_id": snapshot_id, "benchmark": registration.kind}
+    now = datetime.now(UTC)
+    warehouse.replace_where(
+        "evaluation_results", key, [{**key, **row, "evaluated_at": now} for row in run.rows]
+    )
+    warehouse.record_fingerprint(collection, ASSET, fingerprint)
+    current = by_strategy(run.rows)
+    watched = RECALL_METRICS[registration.kind]
+    previous = previous_figures(context, questions.fingerprint)
+    checks = [
+        regression_check(
+            strategy,
+            {m: v for m, v in previous.get(strategy, {}).items() if m in watched},
+            {m: v for m, v in current.get(strategy, {}).items() if m in watched},
+            config.regression_margin,
+        )
+        for strategy in STRATEGIES
+    ]
+    figures = {
+        f"{strategy}/{metric}": dg.MetadataValue.float(value)
+        for strategy, values in current.items()
+        for metric, value in values.items()
+        if "[" not in metric
+    }
+    return stage_result(
+        started=started,
+        rows_in=len(questions.questions),
+        rows_out=len(run.rows),
+        check_results=checks,
+        snapshot_id=snapshot_id,
+        benchmark=registration.kind,
+        strategies=dg.MetadataValue.json(strategies),
+        questions_skipped=dg.MetadataValue.json(questions.skipped),
+        strategy_errors=dg.MetadataValue.json(run.errors),
+        **{FINGERPRINT_FIELD: questions.fingerprint},
+        results=dg.MetadataValue.md(comparison_markdown(registration.kind, run.rows, snapshot_id)),
+        **figures,
+    )
+
+
+def _skipped(started: float, reason: str) -> dg.MaterializeResult:
+    checks = [
+        dg.AssetCheckResult(check_name=check_name(s), passed=True, description=f"skipped: {reason}")
+        for s in STRATEGIES
+    ]
+    return stage_result(
+        started=started, rows_in=0, rows_out=0, skipped=True, check_results=checks, reason=reason
+    )
+
+
+def previous_figures(
+    context: dg.AssetExecutionContext, questions_fingerprint: str
+) -> dict[str, dict[str, float]]:
+    """Per strategy, its figures in the newest earlier materialization of this partition
+    that evaluated it on the same questions (strategies evaluated at different times each
+    find their own latest figures)."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=context.asset_key, asset_partitions=[context.partition_key]
+        ),
+        limit=HISTORY,
+    ).records
+    found: dict[str, dict[str, float]] = {}
+    for record in records:
+        materialization = record.asset_materialization
+        metadata = materialization.metadata if materialization else {}
+        stamp = metadata.get(FINGERPRINT_FIELD)
+        if stamp is None or stamp.value != questions_fingerprint:
+            continue
+        earlier: dict[str, dict[str, float]] = {}
+        for name, value in metadata.items():
+            strategy, slash, metric = name.partition("/")
+            if slash and isinstance(value.value, int | float):
+                earlier.setdefault(strategy, {})[metric] = float(value.value)
+        for strategy, values in earlier.items():
+            found.setdefault(strategy, values)
+    return found
+
+
+def regression_check(
+    strategy: str, previous: dict[str, float], current: dict[str, float], margin: float
+) -> dg.AssetCheckResult:
+    """The strategy's check: fails when `regressions` finds a drop beyond `margin`."""
+    if not current:
+        return dg.AssetCheckResult(
+            check_name=check_name(strategy),
+            passed=True,
+            description="not evaluated in this run",
+        )
+    drops = regressions(previous, current, margin)
+    return dg.AssetCheckResult(
+        check_name=check_name(strategy),
+        passed=not drops,
+        description=(
+            f"dropped beyond {margin}: {drops}"
+            if drops
+            else "no previous figures on these questions"
+            if not previous
+            else f"no drop beyond {margin}"
+        ),
+        metadata={
+            "margin": margin,
+            "drops": dg.MetadataValue.json(drops),
+            "previous": dg.MetadataValue.json(previous),
+            "current": dg.MetadataValue.json(current),
+        },
+    )
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    group_name="evaluation",
+    kinds={"python"},
+    deps=[ASSET],
+)
+def retrieval_comparison(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """Every evaluated strategy side by side on the newest snapshot: a Markdown table and a
+    recall@k bar chart, in the metadata and in `<home>/results/retrieval_<collection>.*`."""
+    started = time.perf_counter()
+    collection = context.partition_key
+    registration = registered_benchmark(warehouse, collection, BENCHMARKS)
+    if registration is None:
+        return stage_result(
+            started=started, rows_in=0, rows_out=0, skipped=True, reason="not a benchmark"
+        )
+    snapshot_id = newest_snapshot(warehouse, collection)
+    rows = warehouse.rows(
+        "SELECT strategy, metric, value, snapshot_id FROM evaluation_results "
+        "WHERE collection = ? AND snapshot_id = ? AND benchmark = ? ORDER BY strategy, metric",
+        [collection, snapshot_id, registration.kind],
+    )
+    table = comparison_markdown(registration.kind, rows, snapshot_id)
+    png = recall_plot_png(registration.kind, rows)
+    folder = warehouse.workspace.root / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"retrieval_{collection}"
+    paths = {suffix: stem.with_suffix(f".{suffix}") for suffix in ("md", "png", "json")}
+    paths["md"].write_text(table + f"\n![recall@k per strategy]({paths['png'].name})\n")
+    paths["png"].write_bytes(png)
+    paths["json"].write_text(json.dumps(rows, indent=2))
+    image = base64.b64encode(png).decode("ascii")
+    return stage_result(
+        started=started,
+        rows_in=len(rows),
+        rows_out=len(by_strategy(rows)),
+        snapshot_id=snapshot_id,
+        benchmark=registration.kind,
+        table=dg.MetadataValue.md(table),
+        plot=dg.MetadataValue.md(f"![recall@k per strategy](data:image/png;base64,{image})"),
+        **{f"{suffix}_file": dg.MetadataValue.path(str(p)) for suffix, p in paths.items()},
+    )
