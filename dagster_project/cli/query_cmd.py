@@ -26,6 +26,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from memory import Memory
 
     memory = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection)
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         when = p["observed_at"] or "undated"
         who = f" {p['speaker']}, {p['turn_id']}" if p["speaker"] else ""
         out.print(f"{hit.rank}. ({hit.score:.4f}) [cyan]{where}[/cyan] {when}{who}")
-        out.print(f"   {hit.text}", highlight=False)
+        out.print(f"   {escape(hit.text)}", highlight=False)
         for fact in hit.facts:
             valid = f"{fact['valid_from'] or '?'} .. {fact['valid_to'] or 'now'}"
             out.print(
@@ -50,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
                 f"  (conf {fact['confidence']:.2f}, valid {valid})"
             )
         for path in hit.paths:
-            out.print(f"   [magenta]path[/magenta] {path}", highlight=False)
+            out.print(f"   [magenta]path[/magenta] {escape(path)}", highlight=False)
     return 0

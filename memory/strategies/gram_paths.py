@@ -1,0 +1,164 @@
+"""GRAM's structure-aware Search (`gram_paths`): relational paths of at most L facts between
+the query's entities, linearized `[s] -[p]-> [o] ; …`, and the segments supporting them.
+
+GRAM (papers/gram.md §4.1, Eq. 3) answers a search with the relational paths of length
+≤ L among the entities of the query, linearized into text; it leaves L, the mapping from
+query to entities, path ranking and result limits open. The choices made here:
+
+- Query entities: the entities the query names (any alias as a normalised n-gram, GRAM's
+  entity extraction + alignment at query time) that are an end of at least one fact
+  valid for the query. If there are none, the `FALLBACK_ANCHORS` (3) entities whose
+  description is most similar to the query (cosine ≥ 0.5) and that have facts, as in the
+  notes' `topk_nodes_by_similarity` fallback.
+- L = `MAX_LENGTH` = 3: the paper gives none (the notes' sketch uses 2); its datasets need
+  2.4–2.65 supporting facts on average (Table 1), so 3 covers most multi-hop chains.
+- Two or more query entities: every pair is searched bidirectionally for the simple paths
+  joining them (`memory.relational_paths`). If only one entity is found, or no pair is
+  joined within L, the paths of length ≤ L starting from each query entity are used.
+- Paths are scored by max(mean cosine of the query to the path's fact statements, 0) ×
+  the product of the facts' confidences (the paper has no scoring). Per pair (or per
+  start entity) the `PATHS_PER_PAIR` (10) best are kept; each side of a search stops after
+  `EXPANSION_LIMIT` (2000) partial paths.
+- Segments supporting any fact of a kept path are ranked by the score of the best path
+  they support, then by how many distinct facts of kept paths and how many kept paths
+  they support; each lists (best first, at most
+  `PATHS_PER_SEGMENT` = 5) the linearized paths it supports. Only retrievable segments
+  (chunks and turns) are ranked. No other retriever fills the list: a query whose entities
+  have no paths returns fewer than k segments, as GRAM's Search returns only paths.
+
+Paths are shown in reading order (the direction that follows most of their facts head to
+tail), so a path found from an entity may be printed ending at it.
+
+Options read from `query.options`: `max_length` (L), `paths_per_pair`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+
+import numpy as np
+
+from memory.graph import MemoryGraph, graph_of
+from memory.linking import named_entities, positions, similar_entities
+from memory.relational_paths import (
+    RelationalPath,
+    Search,
+    path_scores,
+    paths_between,
+    paths_from,
+    reading_order,
+)
+from memory.snapshot_view import QueryContext, SnapshotView
+from memory.strategies.base import Ranking
+
+MAX_LENGTH = 3
+PATHS_PER_PAIR = 10
+EXPANSION_LIMIT = 2000
+PATHS_PER_SEGMENT = 5
+FALLBACK_ANCHORS = 3
+TOP_PATHS_EXPLAINED = 10
+RETRIEVABLE_KINDS = ("chunk", "turn")
+
+
+def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
+    graph = graph_of(view, query)
+    max_length = int(query.options.get("max_length", MAX_LENGTH))
+    per_pair = int(query.options.get("paths_per_pair", PATHS_PER_PAIR))
+    anchors = _with_facts(graph, named_entities(view, query.text))
+    entities_from = "named"
+    if not anchors:
+        anchors = _with_facts(graph, similar_entities(view, query.text, FALLBACK_ANCHORS))
+        entities_from = "similar"
+    searches = [
+        paths_between(graph, a, b, max_length, EXPANSION_LIMIT) for a, b in combinations(anchors, 2)
+    ]
+    mode = "between_entities"
+    if not any(s.paths for s in searches):
+        mode = "from_entity"
+        searches = [paths_from(graph, a, max_length, EXPANSION_LIMIT) for a in anchors]
+    similarity = _fact_similarity(view, query, graph, searches)
+    kept: dict[tuple[int, ...], tuple[float, RelationalPath]] = {}
+    for search in searches:
+        scores = path_scores(search.paths, similarity, graph.fact_confidence)
+        for index in np.argsort(-scores, kind="stable")[:per_pair]:
+            path = reading_order(graph, search.paths[index])
+            kept.setdefault(tuple(sorted(path.facts)), (float(scores[index]), path))
+    best = sorted(kept.values(), key=lambda item: -item[0])
+    scored, paths = _rank_segments(view, graph, best, query.k)
+    found = Counter(len(p) for s in searches for p in s.paths)
+    explanation = {
+        "strategy": "gram_paths",
+        "max_length": max_length,
+        "paths_per_pair": per_pair,
+        "query_entities": [graph.entity_names[a] for a in anchors],
+        "entities_from": entities_from,
+        "mode": mode,
+        "paths_found": {str(n): found[n] for n in range(1, max_length + 1)},
+        "paths_kept": len(best),
+        "truncated": any(s.truncated for s in searches),
+        "top_paths": [
+            {"path": graph.path_text(list(p.facts)), "score": round(score, 6)}
+            for score, p in best[:TOP_PATHS_EXPLAINED]
+        ],
+    }
+    return Ranking(scored, explanation, paths)
+
+
+def _with_facts(graph: MemoryGraph, entities: dict[str, float]) -> list[int]:
+    """Graph positions of `entities` that are an end of at least one of the query's facts
+    (an entity without facts is on no path), in the order given."""
+    degree = np.diff(graph.entity_facts.indptr)
+    return [e for e in positions(graph, entities) if degree[e] > 0]
+
+
+def _fact_similarity(
+    view: SnapshotView, query: QueryContext, graph: MemoryGraph, searches: list[Search]
+) -> np.ndarray:
+    """Cosine of the query to each fact on a found path (0 for facts on none)."""
+    similarity = np.zeros(len(graph.facts))
+    facts = sorted({f for s in searches for p in s.paths for f in p.facts})
+    if facts:
+        similarity[facts] = graph.fact_vectors[facts] @ view.embed_query(query.text)
+    return similarity
+
+
+def _rank_segments(
+    view: SnapshotView,
+    graph: MemoryGraph,
+    best: list[tuple[float, RelationalPath]],
+    k: int,
+) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
+    """Segments by (best supported path score, number of distinct path facts supported,
+    number of paths supported, position), with the linearized paths each supports, best
+    first."""
+    retrievable = _retrievable(view)
+    top: dict[int, float] = {}
+    supported: dict[int, list[str]] = {}
+    facts: dict[int, set[int]] = {}
+    for score, path in best:
+        text = graph.path_text(list(path.facts))
+        for fact in path.facts:
+            for segment in graph.segments_of_fact(fact):
+                if retrievable[segment]:
+                    top.setdefault(segment, score)
+                    facts.setdefault(segment, set()).add(fact)
+                    if text not in supported.setdefault(segment, []):
+                        supported[segment].append(text)
+
+    def rank(s: int) -> tuple[float, int, int, int]:
+        return -top[s], -len(facts[s]), -len(supported[s]), s
+
+    order = sorted(top, key=rank)[:k]
+    scored = [(graph.segment_ids[s], round(top[s], 6)) for s in order]
+    paths = {graph.segment_ids[s]: supported[s][:PATHS_PER_SEGMENT] for s in order}
+    return scored, paths
+
+
+def _retrievable(view: SnapshotView) -> np.ndarray:
+    """Per segment position of the view, whether it is a chunk or turn (cached per view)."""
+    key = ("retrievable_segments",)
+    if key not in view.cache:
+        kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
+        view.cache[key] = np.isin(kinds, RETRIEVABLE_KINDS)
+    return view.cache[key]

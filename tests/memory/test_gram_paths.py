@@ -1,0 +1,203 @@
+"""GRAM relational paths: bounded bidirectional path enumeration on a hand-built graph (all
+simple paths ≤ L, none longer, no cycles, both edge directions), and the `gram_paths`
+strategy and its CLI output on the sample snapshot."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dagster_project.cli import main
+from memory.graph import MemoryGraph
+from memory.relational_paths import (
+    RelationalPath,
+    path_scores,
+    paths_between,
+    paths_from,
+    reading_order,
+)
+
+# A(0) -r0-> B(1) -r1-> C(2) <-r2- D(3);  A -r3-> D;  B -r4-> D;  C -r5-> E(4);
+# E -r6-> A (closes cycles through A);  F(5) isolated but for a self-loop fact r7.
+NAMES = ["A", "B", "C", "D", "E", "F"]
+TRIPLES = [(0, 1), (1, 2), (3, 2), (0, 3), (1, 3), (2, 4), (4, 0), (5, 5)]
+
+
+def _graph(triples: list[tuple[int, int]] = TRIPLES) -> MemoryGraph:
+    n_e, n_f = len(NAMES), len(triples)
+    head = np.array([h for h, _ in triples], dtype=np.int64)
+    tail = np.array([t for _, t in triples], dtype=np.int64)
+    index = np.arange(n_f)
+    entity_facts = sp.coo_matrix(
+        (
+            np.concatenate([np.ones(n_f), -np.ones(n_f)]),
+            (np.concatenate([head, tail]), np.concatenate([index, index])),
+        ),
+        shape=(n_e, n_f),
+    ).tocsr()
+    facts = [
+        {"head_name": NAMES[h], "relation": f"r{i}", "tail_name": NAMES[t]}
+        for i, (h, t) in enumerate(triples)
+    ]
+    return MemoryGraph(
+        entity_ids=[f"e{i}" for i in range(n_e)],
+        entity_names=NAMES,
+        segment_ids=[],
+        facts=facts,
+        fact_head=head,
+        fact_tail=tail,
+        fact_confidence=np.ones(n_f),
+        fact_vectors=np.zeros((n_f, 2), dtype=np.float32),
+        entity_facts=entity_facts,
+        mentions=sp.csr_matrix((0, n_e)),
+        fact_segments=sp.csr_matrix((n_f, 0)),
+    )
+
+
+def _brute_force(
+    triples: list[tuple[int, int]], source: int, target: int | None, max_length: int
+) -> set[tuple[int, ...]]:
+    """Every fact sequence forming a simple undirected walk from source (to target)."""
+    found = set()
+    for n in range(1, max_length + 1):
+        for facts in itertools.product(range(len(triples)), repeat=n):
+            walk, ok = [source], True
+            for f in facts:
+                h, t = triples[f]
+                if walk[-1] not in (h, t) or h == t:
+                    ok = False
+                    break
+                walk.append(t if walk[-1] == h else h)
+            if ok and len(set(walk)) == len(walk) and (target is None or walk[-1] == target):
+                found.add(facts)
+    return found
+
+
+def _valid(graph: MemoryGraph, path: RelationalPath) -> bool:
+    if len(set(path.entities)) != len(path.entities):
+        return False
+    return all(
+        {int(graph.fact_head[f]), int(graph.fact_tail[f])} == {a, b}
+        for f, a, b in zip(path.facts, path.entities, path.entities[1:], strict=False)
+    )
+
+
+@pytest.mark.parametrize("max_length", [1, 2, 3, 4])
+@pytest.mark.parametrize("pair", [(0, 2), (2, 0), (0, 4), (1, 4), (3, 4), (0, 5)])
+def test_paths_between_are_exactly_the_simple_paths_up_to_l(pair, max_length):
+    graph = _graph()
+    search = paths_between(graph, *pair, max_length, limit=10_000)
+    got = [p.facts for p in search.paths]
+    assert len(got) == len(set(got)), "each path once"
+    assert set(got) == _brute_force(TRIPLES, *pair, max_length)
+    assert all(len(p) <= max_length and _valid(graph, p) for p in search.paths)
+    assert all(p.entities[0] == pair[0] and p.entities[-1] == pair[1] for p in search.paths)
+    assert [len(p) for p in search.paths] == sorted(len(p) for p in search.paths)
+    assert not search.truncated
+
+
+def test_paths_follow_edges_against_their_direction():
+    graph = _graph()
+    # B -> C <- D: only reachable by walking r2 backwards from C to D.
+    paths = {p.facts for p in paths_between(graph, 1, 3, 2, limit=100).paths}
+    assert paths == {(4,), (1, 2), (0, 3)}
+    # A(0) to E(4) in one step only along r6 = E -> A, i.e. against its direction.
+    assert {p.facts for p in paths_between(graph, 0, 4, 1, limit=100).paths} == {(6,)}
+
+
+def test_paths_from_one_entity_are_all_simple_paths_up_to_l_without_cycles():
+    graph = _graph()
+    for max_length in (1, 2, 3):
+        search = paths_from(graph, 0, max_length, limit=10_000)
+        assert {p.facts for p in search.paths} == _brute_force(TRIPLES, 0, None, max_length)
+        assert all(p.entities[0] == 0 and _valid(graph, p) for p in search.paths)
+    assert paths_from(graph, 5, 3, limit=100).paths == [], "a self-loop is no path"
+
+
+def test_expansion_limit_truncates_and_reports_it():
+    graph = _graph()
+    full = paths_from(graph, 0, 3, limit=10_000)
+    cut = paths_from(graph, 0, 3, limit=4)
+    assert cut.truncated and not full.truncated
+    assert 0 < len(cut.paths) < len(full.paths)
+    assert {len(p) for p in cut.paths} == {1}, "the deepest level is the one cut short"
+
+
+def test_reading_order_and_linearization():
+    graph = _graph()
+    path = RelationalPath((2, 1, 0), (1, 0))  # C <-r1- B <-r0- A, found from C
+    readable = reading_order(graph, path)
+    assert readable.entities == (0, 1, 2)
+    assert graph.path_text(list(readable.facts)) == "[A] -[r0]-> [B] ; [B] -[r1]-> [C]"
+    mixed = RelationalPath((1, 2, 3), (1, 2))  # B -r1-> C <-r2- D: a tie keeps it
+    assert reading_order(graph, mixed) == mixed
+
+
+def test_path_scores_mean_cosine_times_confidence_product():
+    paths = [RelationalPath((0, 1), (0,)), RelationalPath((0, 1, 2), (0, 1))]
+    similarity = np.array([0.8, 0.4, -0.9])
+    confidence = np.array([0.5, 0.5, 1.0])
+    scores = path_scores(paths, similarity, confidence)
+    assert scores == pytest.approx([0.8 * 0.5, 0.6 * 0.25])
+    negative = path_scores([RelationalPath((0, 1), (2,))], similarity, confidence)
+    assert negative == pytest.approx([0.0])
+
+
+PRIYA_PATH = "[Priya Natarajan] -[work_at]-> [Harborview Office] ; [Harborview Office] -[locate_in]-> [Rotterdam]"  # noqa: E501
+
+
+def test_office_city_path_between_query_entities(graph_memory):
+    result = graph_memory.query(
+        "Is Priya Natarajan's office in Rotterdam?", strategy="gram_paths", k=5
+    )
+    explanation = result.explanation
+    assert {"Priya Natarajan", "Rotterdam"} <= set(explanation["query_entities"])
+    assert explanation["mode"] == "between_entities"
+    assert explanation["paths_found"]["2"] >= 1
+    assert PRIYA_PATH in [p["path"] for p in explanation["top_paths"]]
+    texts = {h.text: h for h in result}
+    works = [h for t, h in texts.items() if "Priya Natarajan works at the Harborview Office" in t]
+    located = [h for t, h in texts.items() if "Harborview Office is located in Rotterdam" in t]
+    assert works and located, "both supporting segments are retrieved"
+    assert PRIYA_PATH in works[0].paths and PRIYA_PATH in located[0].paths
+    scores = [h.score for h in result]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_single_query_entity_gives_paths_starting_from_it(graph_memory):
+    result = graph_memory.query("Tell me about the Harborview Office", strategy="gram_paths", k=5)
+    explanation = result.explanation
+    assert explanation["query_entities"] == ["Harborview Office"]
+    assert explanation["mode"] == "from_entity"
+    assert result.hits and all(h.paths for h in result)
+    assert all("[Harborview Office]" in p["path"] for p in explanation["top_paths"])
+    assert explanation["paths_found"]["1"] >= 2 and explanation["paths_kept"] <= 10
+    short = graph_memory.query(
+        "Tell me about the Harborview Office",
+        strategy="gram_paths",
+        options={"max_length": 1},
+    )
+    assert set(short.explanation["paths_found"]) == {"1"}
+    assert all(" ; " not in p["path"] for p in short.explanation["top_paths"])
+
+
+def test_cli_explain_prints_paths(graph_build, capsys):
+    code = main(
+        [
+            "query",
+            "Is Priya Natarajan's office in Rotterdam?",
+            "--strategy",
+            "gram_paths",
+            "--explain",
+            "--home",
+            str(graph_build.root),
+        ]
+    )
+    printed = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert '"mode": "between_entities"' in printed, "the explanation is printed"
+    assert f'"path": "{PRIYA_PATH}"' in printed, "with its top paths"
+    assert f"path {PRIYA_PATH}" in printed, "and each hit its paths, brackets intact"
