@@ -16,6 +16,7 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_project.automation.fingerprints import inputs_fingerprint, record_built
 from dagster_project.defs.stage_result import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -76,12 +77,15 @@ def build_collection(
     """Register `collection` with its `inputs` and materialise every stage for it.
 
     `on_stage(stage, None)` is called when a stage starts and `on_stage(stage, summary)`
-    when it ends. Raises BuildFailed naming the stage that failed.
+    when it ends. Raises BuildFailed naming the stage that failed. A completed build records
+    the fingerprint its inputs had when it started (what the nightly schedule and resumed
+    backfills compare with).
     """
     check_collection_name(collection)
     missing = [p for p in inputs if not Path(p).exists()]
     if missing:
         raise FileNotFoundError(f"input path(s) not found: {', '.join(missing)}")
+    fingerprint = inputs_fingerprint(inputs)
     instance = prepare_instance(workspace)
     warehouse = WarehouseResource(root=str(workspace.root))
     warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])
@@ -108,6 +112,7 @@ def build_collection(
         failed_checks = [name for name, passed in summary.checks.items() if not passed]
         if not result.success or failed_checks:
             raise BuildFailed(_failure_message(stage, result, failed_checks))
+    record_built(warehouse, collection, fingerprint)
     return summaries
 
 

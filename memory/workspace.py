@@ -9,7 +9,9 @@ and `dagster/` (the Dagster instance used by the CLI and the UI). The folder com
 from __future__ import annotations
 
 import os
+import random
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from schemas.warehouse import DDL
 
 HOME_ENV = "KGMEM_HOME"
 DEFAULT_HOME = "kgmem_home"
+LOCK_TIMEOUT_S = 600.0
+"""How long opening the warehouse waits while another process holds its file lock."""
 _COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
@@ -36,6 +40,25 @@ def check_collection_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def connect_waiting(
+    path: str | Path, read_only: bool = False, timeout_s: float = LOCK_TIMEOUT_S
+) -> duckdb.DuckDBPyConnection:
+    """Open a DuckDB file, waiting (jittered backoff) while another process holds its lock.
+
+    DuckDB admits one writing process per file; processes that open, run one transaction and
+    close (as every stage does) therefore take turns instead of failing."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+        time.sleep(delay * (0.5 + random.random() / 2))
+        delay = min(delay * 2, 1.0)
 
 
 @dataclass(frozen=True)
@@ -64,16 +87,17 @@ class Workspace:
         return self.root / "parquet" / check_collection_name(collection) / stage
 
     def connect(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-        """Open the warehouse; a writable connection creates missing tables first."""
+        """Open the warehouse (waiting while another process writes it); a writable
+        connection creates missing tables first."""
         if read_only:
             if not self.warehouse_path.exists():
                 raise FileNotFoundError(
                     f"no kgmem warehouse at {self.warehouse_path}; run `kgmem build` first "
                     f"or point {HOME_ENV} at the workspace"
                 )
-            return duckdb.connect(str(self.warehouse_path), read_only=True)
+            return connect_waiting(self.warehouse_path, read_only=True)
         self.root.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.warehouse_path))
+        con = connect_waiting(self.warehouse_path)
         for statement in DDL:
             con.execute(statement)
         return con

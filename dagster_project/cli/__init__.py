@@ -1,6 +1,7 @@
 """The `kgmem` command line; each command lives in its own module of this package.
 
     kgmem build --collection NAME --input PATH [--input PATH ...]
+    kgmem backfill --collections A,B | --from DATE --to DATE [--split NAME] [--max-concurrent N]
     kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--valid-at DATE]
     kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
     kgmem entities show|split|merge NAME [OTHER] --collection NAME

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from dagster_project.cli import (
+    backfill_cmd,
     bench_cmd,
     build_cmd,
     entities_cmd,
@@ -23,6 +24,7 @@ from memory.workspace import HOME_ENV, Workspace
 
 COMMANDS = (
     build_cmd,
+    backfill_cmd,
     query_cmd,
     facts_cmd,
     entities_cmd,

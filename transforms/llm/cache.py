@@ -15,9 +15,7 @@ answered the same key race harmlessly.
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from memory.workspace import connect_waiting
 from schemas.llm_outputs import LLM_CACHE_DDL
 from transforms.ids import content_id
 from transforms.llm.base import Completion
@@ -119,13 +118,4 @@ class LLMCache:
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         """Connect, waiting (with jittered backoff) while another process holds the file."""
-        deadline = time.monotonic() + self._lock_timeout_s
-        delay = 0.05
-        while True:
-            try:
-                return duckdb.connect(str(self.path))
-            except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise
-            time.sleep(delay * (0.5 + random.random() / 2))
-            delay = min(delay * 2, 1.0)
+        return connect_waiting(self.path, timeout_s=self._lock_timeout_s)
