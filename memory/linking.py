@@ -34,11 +34,14 @@ def named_entities(view: SnapshotView, text: str) -> dict[str, float]:
     return found
 
 
-def similar_entities(view: SnapshotView, text: str, k: int) -> dict[str, float]:
-    """The `k` entities whose description embedding is closest to `text` (cosine weights)."""
+def similar_entities(
+    view: SnapshotView, text: str, k: int, min_similarity: float = MIN_SIMILARITY
+) -> dict[str, float]:
+    """The `k` entities whose description embedding is closest to `text` (cosine weights),
+    those below `min_similarity` left out."""
     hits = view.table("entities").search(view.embed_query(text)).limit(k).to_list()
     similar = {h["entity_id"]: round(1.0 - h["_distance"] / 2.0, 4) for h in hits}
-    return {e: s for e, s in similar.items() if s >= MIN_SIMILARITY}
+    return {e: s for e, s in similar.items() if s >= min_similarity}
 
 
 def similar_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:

@@ -121,7 +121,13 @@ class SnapshotView:
         return self.cache[key]
 
     def embed_query(self, text: str) -> np.ndarray:
-        return encode([text], self.snapshot.embedding_model)[0]
+        """The query's vector; the last one is kept, as a strategy's helpers embed the same
+        query text several times."""
+        last = self.cache.get("last_query_vector")
+        if last is None or last[0] != text:
+            last = (text, encode([text], self.snapshot.embedding_model)[0])
+            self.cache["last_query_vector"] = last
+        return last[1].copy()
 
     def segment(self, segment_id: str) -> dict[str, Any]:
         return self.segments.slice(self.segment_index[segment_id], 1).to_pylist()[0]

@@ -4,5 +4,6 @@ STRATEGY_NAMES = (
     "dense",
     "bm25",
     "hipporag_ppr",
+    "memorai_dwpr",
     "gram_paths",
 )

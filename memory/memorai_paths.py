@@ -1,0 +1,61 @@
+"""Fact paths from MemORAI's seeds to a ranked segment, for the strategy's explanation.
+
+A path starts at an anchor: a seed entity (empty prefix) or an end of a seed fact (prefix:
+that fact). It reaches segment s with one more fact f of the query subgraph that touches
+the anchor, when s supports f or mentions f's other end; a seed fact reaches s on its own
+when s supports it or mentions one of its ends. So paths are at most two facts long, the
+radius of the one-hop subgraph. Only the segment's own facts and the facts of the entities
+it mentions are looked at (CSR rows), never the whole graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from memory.graph import MemoryGraph
+
+
+def anchors_of(
+    graph: MemoryGraph, seed_entities: set[int], seed_facts: set[int]
+) -> dict[int, list[tuple[int, ...]]]:
+    """Anchor entity -> the fact prefixes that lead from a seed to it."""
+    anchors: dict[int, list[tuple[int, ...]]] = {e: [()] for e in seed_entities}
+    for fact in sorted(seed_facts):
+        for end in (int(graph.fact_head[fact]), int(graph.fact_tail[fact])):
+            if end not in seed_entities:  # a seed entity is reached by no detour
+                anchors.setdefault(end, []).append((fact,))
+    return anchors
+
+
+def segment_paths(
+    graph: MemoryGraph,
+    segment: int,
+    anchors: Mapping[int, list[tuple[int, ...]]],
+    seed_facts: set[int],
+    fact_score: Mapping[int, float],
+    limit: int,
+) -> list[tuple[int, ...]]:
+    """Up to `limit` fact paths from a seed to `segment`: first those whose last fact the
+    segment supports, then by the mean DW-PR score of their facts (`fact_score`: the
+    subgraph's facts; others are not traversed)."""
+    supported = {f for f in graph.facts_of_segment(segment) if f in fact_score}
+    row = graph.mentions
+    mentioned = set(row.indices[row.indptr[segment] : row.indptr[segment + 1]].tolist())
+    touching = set(supported)
+    for entity in mentioned:
+        touching.update(edge.fact for edge in graph.edges(entity) if edge.fact in fact_score)
+    paths: set[tuple[int, ...]] = set()
+    for fact in touching:
+        ends = (int(graph.fact_head[fact]), int(graph.fact_tail[fact]))
+        if fact in seed_facts and (fact in supported or mentioned.intersection(ends)):
+            paths.add((fact,))
+        for anchor, other in (ends, ends[::-1]):
+            if fact in supported or other in mentioned:
+                for prefix in anchors.get(anchor, []):
+                    paths.add(prefix if fact in prefix else (*prefix, fact))
+
+    def rank(path: tuple[int, ...]) -> tuple[bool, float, int, tuple[int, ...]]:
+        mean = sum(fact_score[f] for f in path) / len(path)
+        return (path[-1] not in supported, -mean, len(path), path)
+
+    return sorted(paths, key=rank)[:limit]

@@ -1,0 +1,170 @@
+"""MemORAI's query-focused subgraph (§3.3.1) and its query-conditioned edge weights (Eq. 1)
+on the snapshot's heterogeneous graph of entity, segment and fact nodes.
+
+Mapping to kgmem's data model (the paper's graph has entity, turn and topic-segment nodes
+and entity–relation–entity edges):
+- the paper's turn nodes are our retrievable segments (turns and document chunks); the
+  topic-segment level with LLM summaries does not exist in a snapshot, so Eq. 1's third
+  case (turn → segment, the mean entity similarity of the turn) has no edge to weigh;
+- a relation edge e1 -r-> e2 is reified as a fact node f between e1 and e2 (so it can be a
+  seed, carry a vector and be cited on a path), and the fact's `source_segment_ids` (the
+  paper's `source_turns`) become fact–segment edges;
+- every edge is traversable both ways (§3.2 writes e <-> τ), and both directions carry the
+  same type-specific weight, as the paper defines none for the reverse direction:
+  entity–segment: sim(q, entity) (Eq. 1, first case); entity–fact and fact–segment:
+  sim(q, fact statement) (Eq. 1, second case: the relation's weight).
+
+One hop (the paper: "all directly connected turns, entities, and segments") from an entity
+reaches the segments mentioning it, its facts and their other ends (a relation edge is one
+hop in the paper); from a segment, the entities it mentions and the facts it supports;
+from a fact, its two ends and its supporting segments. A fact seed's two ends are seeds
+too (a seed relation edge brings its endpoints), so their neighbours are included. The
+edge set is the subgraph induced by the node set.
+
+The structural matrices are built once per (view, fact coordinates) and cached; a query
+slices CSR rows of its seeds and the induced block, never scanning all nodes in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from memory.graph import MemoryGraph, graph_of
+from memory.snapshot_view import QueryContext, SnapshotView
+
+ENTITY, SEGMENT, FACT = 0, 1, 2
+KIND_NAMES = ("entity", "segment", "fact")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Unweighted edges over the global node order [entities | segments | facts]."""
+
+    adjacency: sp.csr_matrix
+    """Symmetric 0/1: entity–segment mentions, entity–fact ends, fact–segment support."""
+    expansion: sp.csr_matrix
+    """`adjacency` plus entity–entity through one fact: what one hop reaches."""
+    n_entities: int
+    n_segments: int
+    n_facts: int
+
+    @property
+    def offsets(self) -> tuple[int, int, int]:
+        return 0, self.n_entities, self.n_entities + self.n_segments
+
+    def kinds(self, nodes: np.ndarray) -> np.ndarray:
+        """ENTITY / SEGMENT / FACT of each global node index."""
+        return np.searchsorted(np.array(self.offsets[1:]), nodes, side="right")
+
+
+@dataclass(frozen=True)
+class QuerySubgraph:
+    """Nodes of G_q as graph positions per kind, and its induced adjacency in the local
+    order [entities | segments | facts]."""
+
+    entities: np.ndarray
+    segments: np.ndarray
+    facts: np.ndarray
+    adjacency: sp.csr_matrix
+
+    @property
+    def size(self) -> int:
+        return len(self.entities) + len(self.segments) + len(self.facts)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        counts = (len(self.entities), len(self.segments), len(self.facts))
+        return np.repeat(np.array([ENTITY, SEGMENT, FACT]), counts)
+
+
+def structure_of(view: SnapshotView, query: QueryContext) -> Structure:
+    """The heterogeneous structure for the query's fact coordinates, built once and cached."""
+    key = ("memorai_structure", *query.fact_filter)
+    if key not in view.cache:
+        view.cache[key] = build_structure(graph_of(view, query))
+    return view.cache[key]
+
+
+def build_structure(graph: MemoryGraph) -> Structure:
+    entity_segment = graph.entity_segments.astype(np.float64)
+    entity_fact = abs(graph.entity_facts).astype(np.float64)
+    segment_fact = graph.segment_facts.astype(np.float64)
+    adjacency = _binary(
+        sp.bmat(
+            [
+                [None, entity_segment, entity_fact],
+                [entity_segment.T, None, segment_fact],
+                [entity_fact.T, segment_fact.T, None],
+            ],
+            format="csr",
+        )
+    )
+    n_e = graph.n_entities
+    related = sp.block_diag(
+        [_binary(graph.entity_adjacency), sp.csr_matrix((adjacency.shape[0] - n_e,) * 2)]
+    )
+    return Structure(
+        adjacency=adjacency,
+        expansion=_binary(adjacency + related),
+        n_entities=n_e,
+        n_segments=len(graph.segment_ids),
+        n_facts=len(graph.facts),
+    )
+
+
+def _binary(matrix: sp.spmatrix) -> sp.csr_matrix:
+    binary = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
+    binary.setdiag(0)
+    binary.eliminate_zeros()
+    binary.data[:] = 1.0
+    return binary
+
+
+def global_nodes(
+    structure: Structure, entities: list[int], segments: list[int], facts: list[int]
+) -> np.ndarray:
+    """Graph positions per kind -> global node indices."""
+    start_e, start_s, start_f = structure.offsets
+    return np.unique(
+        np.concatenate(
+            [
+                np.asarray(entities, dtype=np.int64) + start_e,
+                np.asarray(segments, dtype=np.int64) + start_s,
+                np.asarray(facts, dtype=np.int64) + start_f,
+            ]
+        )
+    )
+
+
+def query_subgraph(structure: Structure, seeds: np.ndarray) -> QuerySubgraph:
+    """G_q: the seeds (global indices) and their one-hop neighbours, with induced edges."""
+    seeds = np.unique(np.asarray(seeds, dtype=np.int64))
+    reached = structure.expansion[seeds].indices if len(seeds) else np.zeros(0, np.int64)
+    nodes = np.unique(np.concatenate([seeds, reached]))  # sorted: entities, segments, facts
+    kinds = structure.kinds(nodes)
+    start = structure.offsets
+    return QuerySubgraph(
+        entities=nodes[kinds == ENTITY] - start[ENTITY],
+        segments=nodes[kinds == SEGMENT] - start[SEGMENT],
+        facts=nodes[kinds == FACT] - start[FACT],
+        adjacency=structure.adjacency[nodes][:, nodes].tocsr(),
+    )
+
+
+def edge_weights(subgraph: QuerySubgraph, node_similarity: np.ndarray) -> sp.csr_matrix:
+    """Eq. 1 on G_q: an edge touching a fact weighs sim(q, fact); an entity–segment edge
+    weighs sim(q, entity); `node_similarity` is per local node (segments' values unused).
+    Pass ones for the uniform (w = 1) variant."""
+    edges = subgraph.adjacency.tocoo()
+    kinds = subgraph.kinds
+    row_kind, col_kind = kinds[edges.row], kinds[edges.col]
+    carrier = np.where(
+        row_kind == FACT,
+        edges.row,
+        np.where(col_kind == FACT, edges.col, np.where(row_kind == ENTITY, edges.row, edges.col)),
+    )
+    weights = np.asarray(node_similarity, dtype=np.float64)[carrier]
+    return sp.csr_matrix((weights, (edges.row, edges.col)), shape=edges.shape)

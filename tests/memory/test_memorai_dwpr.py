@@ -1,0 +1,216 @@
+"""MemORAI retrieval: the DW-PR iteration, the query subgraph and its Eq. 1 weights, seed
+paths on hand-built graphs, and `memorai_dwpr` end to end on the sample snapshot."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
+from memory.graph import MemoryGraph
+from memory.memorai_paths import anchors_of, segment_paths
+from memory.memorai_subgraph import (
+    build_structure,
+    edge_weights,
+    global_nodes,
+    query_subgraph,
+)
+
+# --- DW-PR on hand-built graphs ---------------------------------------------------------
+
+
+def _star(to_b: float, to_c: float) -> sp.csr_matrix:
+    """a -> b, a -> c with the given weights; b and c link back to a with weight 1."""
+    rows, cols = [0, 0, 1, 2], [1, 2, 0, 0]
+    return sp.csr_matrix(([to_b, to_c, 1.0, 1.0], (rows, cols)), shape=(3, 3))
+
+
+def test_query_weights_change_the_ranking():
+    seed = np.array([1.0, 0.0, 0.0])
+    favour_b = dynamic_weighted_pagerank(_star(0.9, 0.1), seed).scores
+    favour_c = dynamic_weighted_pagerank(_star(0.1, 0.9), seed).scores
+    uniform = dynamic_weighted_pagerank(_star(1.0, 1.0), seed).scores
+    assert favour_b[1] > favour_b[2]
+    assert favour_c[2] > favour_c[1]
+    assert uniform[1] == pytest.approx(uniform[2])
+    # Eq. 3 normalises per source node: scaling all of a's out-weights changes nothing
+    scaled = dynamic_weighted_pagerank(_star(9.0, 1.0), seed).scores
+    np.testing.assert_allclose(scaled, favour_b, atol=1e-9)
+
+
+def test_converges_to_the_closed_form_and_sums_to_one():
+    rng = np.random.default_rng(7)
+    dense = rng.random((6, 6)) * (rng.random((6, 6)) < 0.6)
+    np.fill_diagonal(dense, 0.0)
+    dense[:, 0] += 0.1  # every node has an out-edge: no dangling mass
+    dense[0, 0] = 0.0
+    dense[0, 1] += 0.1
+    seed = rng.random(6)
+    d = 0.85
+    result = dynamic_weighted_pagerank(sp.csr_matrix(dense), seed, damping=d, tolerance=1e-12)
+    transition = dense / dense.sum(axis=1, keepdims=True)
+    p = seed / seed.sum()
+    expected = (1 - d) * np.linalg.solve(np.eye(6) - d * transition.T, p)
+    assert result.converged and 1 < result.iterations < 500
+    np.testing.assert_allclose(result.scores, expected, atol=1e-9)
+    assert result.scores.sum() == pytest.approx(1.0)
+
+
+def test_dangling_nodes_and_negative_weights_keep_the_mass():
+    # node 2 has no out-edge; the negative weight 0 -> 3 is clamped, so 3 gets reset mass only
+    weights = sp.csr_matrix(([1.0, -0.5, 1.0], ([0, 0, 1], [2, 3, 2])), shape=(4, 4))
+    result = dynamic_weighted_pagerank(weights, np.array([0.5, 0.2, -0.3, 0.3]), damping=0.5)
+    assert result.converged
+    assert result.scores.sum() == pytest.approx(1.0)
+    assert result.scores[2] > result.scores[1]  # fed by both 0 and 1
+    seed = seed_distribution(np.array([0.5, 0.2, -0.3, 0.3]))
+    assert seed[2] == 0.0 and seed.sum() == pytest.approx(1.0)
+
+
+def test_zero_seed_is_uniform_and_bad_inputs_are_refused():
+    np.testing.assert_allclose(seed_distribution(np.zeros(4)), np.full(4, 0.25))
+    with pytest.raises(ValueError, match="damping"):
+        dynamic_weighted_pagerank(_star(1, 1), np.ones(3), damping=1.0)
+    with pytest.raises(ValueError, match="must be n x n"):
+        dynamic_weighted_pagerank(_star(1, 1), np.ones(2))
+    assert dynamic_weighted_pagerank(sp.csr_matrix((0, 0)), np.zeros(0)).scores.size == 0
+
+
+def test_iteration_cap_is_reported():
+    result = dynamic_weighted_pagerank(_star(0.9, 0.1), np.array([1.0, 0, 0]), max_iterations=2)
+    assert result.iterations == 2 and not result.converged
+
+
+# --- subgraph, Eq. 1 weights and paths on a hand-built memory graph ------------------------
+
+
+def _graph() -> MemoryGraph:
+    """Entities P, H, R, X; facts f0 = P work_at H, f1 = H locate_in R, f2 = R twin_of X;
+    segments s0 (mentions P, H; supports f0), s1 (H, R; f1), s2 (R, X; f2), s3 (X)."""
+    names = ["P", "H", "R", "X"]
+    triples = [(0, "work_at", 1), (1, "locate_in", 2), (2, "twin_of", 3)]
+    facts = [{"head_name": names[h], "relation": r, "tail_name": names[t]} for h, r, t in triples]
+    head = np.array([h for h, _, _ in triples])
+    tail = np.array([t for _, _, t in triples])
+    n_f = len(triples)
+    entity_facts = sp.csr_matrix(
+        (np.r_[np.ones(n_f), -np.ones(n_f)], (np.r_[head, tail], np.tile(np.arange(n_f), 2))),
+        shape=(4, n_f),
+    )
+    mentions = sp.csr_matrix(
+        (np.ones(7), ([0, 0, 1, 1, 2, 2, 3], [0, 1, 1, 2, 2, 3, 3])), shape=(4, 4)
+    )
+    fact_segments = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(3, 4))
+    return MemoryGraph(
+        entity_ids=[f"e{i}" for i in range(4)],
+        entity_names=names,
+        segment_ids=[f"s{i}" for i in range(4)],
+        facts=facts,
+        fact_head=head,
+        fact_tail=tail,
+        fact_confidence=np.ones(n_f),
+        fact_vectors=np.eye(n_f, 4, dtype=np.float32),
+        entity_facts=entity_facts,
+        mentions=mentions,
+        fact_segments=fact_segments,
+    )
+
+
+def test_one_hop_subgraph_from_an_entity_seed():
+    graph = _graph()
+    structure = build_structure(graph)
+    sub = query_subgraph(structure, global_nodes(structure, [0], [], []))
+    # P's mentions (s0), its fact (f0) and that fact's other end (H); nothing further
+    assert sub.entities.tolist() == [0, 1]
+    assert sub.segments.tolist() == [0]
+    assert sub.facts.tolist() == [0]
+    # induced edges: P-s0, H-s0, P-f0, H-f0, f0-s0 (both directions)
+    assert sub.adjacency.nnz == 10 and (sub.adjacency != sub.adjacency.T).nnz == 0
+
+
+def test_fact_seed_brings_its_ends_and_their_neighbours():
+    graph = _graph()
+    structure = build_structure(graph)
+    sub = query_subgraph(structure, global_nodes(structure, [1, 2], [], [1]))
+    assert sub.entities.tolist() == [0, 1, 2, 3]
+    assert sub.segments.tolist() == [0, 1, 2]
+    assert sub.facts.tolist() == [0, 1, 2]
+    assert 3 not in sub.segments  # s3 is two hops away (via X)
+
+
+def test_eq1_weights_by_edge_type():
+    graph = _graph()
+    structure = build_structure(graph)
+    sub = query_subgraph(structure, global_nodes(structure, [0], [], []))
+    # local order: entities P, H | segment s0 | fact f0
+    similarity = np.array([0.7, 0.4, 0.9, 0.2])
+    weights = edge_weights(sub, similarity).toarray()
+    p, h, s0, f0 = range(4)
+    assert weights[p, s0] == weights[s0, p] == pytest.approx(0.7)  # sim(q, entity)
+    assert weights[h, s0] == weights[s0, h] == pytest.approx(0.4)
+    assert weights[p, f0] == weights[f0, h] == pytest.approx(0.2)  # sim(q, relation)
+    assert weights[f0, s0] == weights[s0, f0] == pytest.approx(0.2)
+    assert weights[p, h] == 0.0  # the relation runs through its fact node
+    assert (edge_weights(sub, np.ones(4)) != sub.adjacency).nnz == 0  # uniform variant
+
+
+def test_paths_chain_a_seed_fact_to_the_segment_it_reaches():
+    graph = _graph()
+    anchors = anchors_of(graph, seed_entities=set(), seed_facts={0})
+    scores = {0: 0.3, 1: 0.2, 2: 0.1}
+    assert segment_paths(graph, 1, anchors, {0}, scores, limit=3)[0] == (0, 1)
+    assert graph.path_text([0, 1]) == "[P] -[work_at]-> [H] ; [H] -[locate_in]-> [R]"
+    assert segment_paths(graph, 0, anchors, {0}, scores, limit=3) == [(0,)]
+    assert segment_paths(graph, 3, anchors, {0}, scores, limit=3) == []  # X is out of reach
+    # a seed entity reaches its neighbours' segments with no detour through a seed fact
+    direct = anchors_of(graph, seed_entities={1}, seed_facts={0})
+    assert segment_paths(graph, 1, direct, {0}, scores, limit=1) == [(1,)]
+
+
+# --- end to end on the sample snapshot ---------------------------------------------------
+
+
+PRIYA = "Which city is Priya Natarajan's office in?"
+
+
+def test_two_hops_from_person_to_office_city(graph_memory):
+    result = graph_memory.query(PRIYA, strategy="memorai_dwpr", k=8)
+    texts = [hit.text for hit in result]
+    assert len(texts) == 8
+    assert any("Priya Natarajan works at the Harborview Office" in t for t in texts)
+    assert any("Harborview Office is located in Rotterdam" in t for t in texts)
+    explanation = result.explanation
+    seeds = explanation["seeds"]
+    assert "Priya Natarajan" in seeds["entities"]
+    assert seeds["segments"] and seeds["facts"]
+    assert len(seeds["entities"]) <= 3 and len(seeds["facts"]) <= 3
+    assert explanation["converged"] and explanation["iterations"] > 1
+    assert explanation["subgraph"]["segments"] >= 8
+    assert explanation["parameters"]["damping"] == 0.85
+    paths = [p for hit in result for p in hit.paths]
+    assert any("-[locate_in]-> [Rotterdam]" in p for p in paths)
+    scores = [hit.score for hit in result]
+    assert scores == sorted(scores, reverse=True)
+    json.dumps(result.as_dict())
+
+
+def test_k_is_respected_and_weights_matter(graph_memory):
+    for k in (1, 3):
+        assert len(graph_memory.query(PRIYA, strategy="memorai_dwpr", k=k).hits) == k
+    dynamic = graph_memory.query(PRIYA, strategy="memorai_dwpr", k=8)
+    uniform = graph_memory.query(
+        PRIYA, strategy="memorai_dwpr", k=8, options={"uniform_weights": True}
+    )
+    assert uniform.explanation["parameters"]["edge_weights"] == "uniform"
+    assert [h.score for h in uniform] != [h.score for h in dynamic]
+
+
+def test_query_naming_nothing_still_ranks(graph_memory):
+    result = graph_memory.query(
+        "What is the airspeed velocity of an unladen swallow?", strategy="memorai_dwpr", k=5
+    )
+    assert 1 <= len(result.hits) <= 5
+    assert result.explanation["seeds"]["segments"]
