@@ -1,0 +1,269 @@
+"""PersonalAI's hybrid graph as sparse incidence matrices: entity (object) nodes joined by
+thesis hyperedges and episodic hyperedges.
+
+The paper's graph has object nodes, thesis nodes ("hyperconnections among arbitrary sets
+of nodes") and episodic nodes (the original passages, "hyperconnections linking relevant
+nodes"). Here the object nodes are the snapshot's entities (the positions of
+`MemoryGraph`), and the two kinds of hyperconnection are hyperedges over them:
+
+- thesis hyperedges: every fact of the query's coordinates (a proposition over its head
+  and tail, the paper's simple subject–relation–object triplet), and every PersonalAI
+  thesis of the LLM stage (`memory.personalai.theses`) over the entities it names,
+  resolved through the snapshot's alias index (names that resolve to no entity are
+  dropped, a thesis resolving to none is dropped);
+- episodic hyperedges: every segment that mentions an entity, over the entities it
+  mentions (`MemoryGraph.mentions`).
+
+A node's hyperedges and a hyperedge's members are CSR rows of the incidence matrix and of
+its transpose; node-to-node adjacency (sharing a hyperedge) is their sparse product.
+Each hyperedge has a text vector for similarity to the question: the stored fact statement
+vector, the thesis text embedded once per view, the segment's stored vector. Entity nodes
+carry their description vectors (A*'s inner-product heuristic). Hyperedges support
+segments: a fact its source segments, a thesis the segment it was read from, an episode
+itself. The structure is built once per (view, fact coordinates) and cached in the view.
+
+The paper's node-type restrictions "E" (no episodic) and "T" (no thesis) drop those
+hyperedges from the incidence (`restricted`); "O" (no object nodes) has no meaning when
+the objects are the only nodes, so it is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from memory.graph import MemoryGraph, graph_of
+from memory.personalai.theses import LlmThesis, read_theses
+from memory.snapshot_view import QueryContext, SnapshotView
+from transforms.consolidation import normalize_name
+from transforms.embedding import encode
+
+FACT, THESIS, EPISODE = 0, 1, 2
+"""Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
+KIND_NAMES = ("fact", "thesis", "episode")
+RESTRICTIONS = {None: (), "all": (), "E": (EPISODE,), "T": (FACT, THESIS)}
+"""The paper's restriction settings -> the hyperedge kinds they bar from traversal."""
+
+
+@dataclass
+class Hypergraph:
+    """Nodes x hyperedges incidence with per-hyperedge kind, vector and supported segments."""
+
+    incidence: sp.csr_matrix
+    """n_nodes x n_hyperedges, 1 where the node is a member of the hyperedge."""
+    kinds: np.ndarray
+    """Per hyperedge, FACT, THESIS or EPISODE."""
+    vectors: np.ndarray
+    """n_hyperedges x dim, normalised text vectors."""
+    node_vectors: np.ndarray
+    """n_nodes x dim, normalised node vectors."""
+    supports: sp.csr_matrix
+    """n_hyperedges x n_segments, 1 where the hyperedge stands on the segment."""
+    refs: np.ndarray
+    """Per hyperedge, its index among facts, theses or segments (by kind)."""
+
+    @classmethod
+    def from_members(
+        cls,
+        n_nodes: int,
+        members: Sequence[Sequence[int]],
+        kinds: Sequence[int],
+        vectors: np.ndarray,
+        node_vectors: np.ndarray,
+        supports: sp.csr_matrix | None = None,
+        refs: Sequence[int] | None = None,
+    ) -> Hypergraph:
+        """A hypergraph from member lists (hyperedge i joins nodes `members[i]`)."""
+        cols = np.repeat(np.arange(len(members)), [len(m) for m in members])
+        rows = np.fromiter((n for m in members for n in m), dtype=np.int64, count=len(cols))
+        incidence = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, len(members)))
+        incidence.data[:] = 1.0
+        n = len(members)
+        return cls(
+            incidence=incidence,
+            kinds=np.asarray(kinds, dtype=np.int8),
+            vectors=np.asarray(vectors, dtype=np.float32),
+            node_vectors=np.asarray(node_vectors, dtype=np.float32),
+            supports=supports if supports is not None else sp.identity(n, format="csr"),
+            refs=np.asarray(refs if refs is not None else np.arange(n), dtype=np.int64),
+        )
+
+    @property
+    def n_nodes(self) -> int:
+        return self.incidence.shape[0]
+
+    @property
+    def n_hyperedges(self) -> int:
+        return self.incidence.shape[1]
+
+    @functools.cached_property
+    def members(self) -> sp.csr_matrix:
+        """n_hyperedges x n_nodes: each hyperedge's member nodes."""
+        return self.incidence.T.tocsr()
+
+    @functools.cached_property
+    def adjacency(self) -> sp.csr_matrix:
+        """n_nodes x n_nodes, nonzero where two distinct nodes share a hyperedge."""
+        product = (self.incidence @ self.members).tocsr()
+        product.setdiag(0)
+        product.eliminate_zeros()
+        return product
+
+    def hyperedges_of(self, node: int) -> np.ndarray:
+        row = self.incidence
+        return row.indices[row.indptr[node] : row.indptr[node + 1]]
+
+    def members_of(self, hyperedge: int) -> np.ndarray:
+        row = self.members
+        return row.indices[row.indptr[hyperedge] : row.indptr[hyperedge + 1]]
+
+    def neighbours(self, node: int) -> np.ndarray:
+        row = self.adjacency
+        return row.indices[row.indptr[node] : row.indptr[node + 1]]
+
+    def joining(self, u: int, v: int) -> np.ndarray:
+        """The hyperedges that have both `u` and `v` as members."""
+        return np.intersect1d(self.hyperedges_of(u), self.hyperedges_of(v), assume_unique=True)
+
+    def segments_of(self, hyperedge: int) -> np.ndarray:
+        row = self.supports
+        return row.indices[row.indptr[hyperedge] : row.indptr[hyperedge + 1]]
+
+    def restricted(self, barred: Sequence[int]) -> Hypergraph:
+        """The same hypergraph with hyperedges of the `barred` kinds joining no node."""
+        if not barred:
+            return self
+        keep = (~np.isin(self.kinds, list(barred))).astype(np.float64)
+        incidence = (self.incidence @ sp.diags(keep)).tocsr()
+        incidence.eliminate_zeros()
+        return replace(self, incidence=incidence)
+
+
+@dataclass
+class PersonalGraph:
+    """The hypergraph of a view and query coordinates, with what names its parts."""
+
+    hypergraph: Hypergraph
+    graph: MemoryGraph
+    theses: list[LlmThesis]
+    segment_vectors: np.ndarray
+    """n_segments x dim, stored segment vectors in `graph.segment_ids` order."""
+
+    def label(self, hyperedge: int) -> str:
+        """A readable name of one hyperedge: the fact linearized, the thesis text, the
+        episode's segment id."""
+        kind, ref = int(self.hypergraph.kinds[hyperedge]), int(self.hypergraph.refs[hyperedge])
+        if kind == FACT:
+            return self.graph.linearized(ref)
+        if kind == THESIS:
+            return f"[thesis] {self.theses[ref].text}"
+        return f"[episode] {self.graph.segment_ids[ref]}"
+
+
+def personal_graph_of(
+    view: SnapshotView, query: QueryContext, restriction: str | None = None
+) -> PersonalGraph:
+    """The PersonalAI hypergraph for the query's fact coordinates, restricted as the paper's
+    "E" / "T" settings say; built on first use and cached in the view."""
+    if restriction not in RESTRICTIONS:
+        raise ValueError(
+            f"unknown PersonalAI restriction {restriction!r}; choose one of "
+            f"{', '.join(str(r) for r in RESTRICTIONS)} ('O' has no meaning here: entity "
+            "nodes are the only nodes)"
+        )
+    key = ("personalai_hypergraph", *query.fact_filter)
+    if key not in view.cache:
+        view.cache[key] = _build(view, graph_of(view, query))
+    full: PersonalGraph = view.cache[key]
+    barred = RESTRICTIONS[restriction]
+    if not barred:
+        return full
+    restricted_key = (*key, restriction)
+    if restricted_key not in view.cache:
+        view.cache[restricted_key] = replace(full, hypergraph=full.hypergraph.restricted(barred))
+    return view.cache[restricted_key]
+
+
+def segment_vectors(view: SnapshotView) -> dict[str, np.ndarray]:
+    """Stored segment vectors by segment id, loaded once per view."""
+    if "segment_vectors" not in view.cache:
+        table = view.table("segments").to_arrow().select(["segment_id", "vector"])
+        ids = table.column("segment_id").to_pylist()
+        flat = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
+        view.cache["segment_vectors"] = dict(
+            zip(ids, flat.reshape(len(ids), -1), strict=True) if ids else {}
+        )
+    return view.cache["segment_vectors"]
+
+
+def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
+    by_id = segment_vectors(view)
+    theses, thesis_members = _resolved_theses(view, graph)
+    thesis_vectors = encode([t.text for t in theses], view.snapshot.embedding_model)
+    dim = thesis_vectors.shape[1]
+    seg_vectors = np.zeros((len(graph.segment_ids), dim), np.float32)
+    for position, segment in enumerate(graph.segment_ids):
+        seg_vectors[position] = by_id[segment]
+    mentioned = np.flatnonzero(np.diff(graph.mentions.indptr))
+    n_f, n_t, n_s = len(graph.facts), len(theses), len(graph.segment_ids)
+    indptr, indices = graph.mentions.indptr, graph.mentions.indices
+    members = [
+        *([int(h), int(t)] for h, t in zip(graph.fact_head, graph.fact_tail, strict=True)),
+        *thesis_members,
+        *(indices[indptr[s] : indptr[s + 1]] for s in mentioned),
+    ]
+    thesis_segments = sp.csr_matrix(
+        (np.ones(n_t), (np.arange(n_t), [graph.segment_position[t.segment_id] for t in theses])),
+        shape=(n_t, n_s),
+    )
+    episode_segments = sp.csr_matrix(
+        (np.ones(len(mentioned)), (np.arange(len(mentioned)), mentioned)),
+        shape=(len(mentioned), n_s),
+    )
+    supports = sp.vstack([graph.fact_segments, thesis_segments, episode_segments], format="csr")
+    fact_vectors = graph.fact_vectors if n_f else np.zeros((0, dim), np.float32)
+    vectors = np.concatenate([fact_vectors, thesis_vectors, seg_vectors[mentioned]])
+    hypergraph = Hypergraph.from_members(
+        graph.n_entities,
+        members,
+        kinds=[FACT] * n_f + [THESIS] * n_t + [EPISODE] * len(mentioned),
+        vectors=vectors,
+        node_vectors=_entity_vectors(view),
+        supports=supports,
+        refs=[*range(n_f), *range(n_t), *mentioned.tolist()],
+    )
+    return PersonalGraph(hypergraph, graph, theses, seg_vectors)
+
+
+def _resolved_theses(
+    view: SnapshotView, graph: MemoryGraph
+) -> tuple[list[LlmThesis], list[list[int]]]:
+    """The snapshot's theses whose segment it holds and whose entities resolve, with the
+    node positions of those entities."""
+    kept, members = [], []
+    for thesis in read_theses(view.con, view.snapshot.collection):
+        if thesis.segment_id not in graph.segment_position:
+            continue
+        nodes = {
+            graph.entity_position[entity]
+            for entity in (view.alias_index.get(normalize_name(t)) for t in thesis.entity_texts)
+            if entity in graph.entity_position
+        }
+        if nodes:
+            kept.append(thesis)
+            members.append(sorted(nodes))
+    return kept, members
+
+
+def _entity_vectors(view: SnapshotView) -> np.ndarray:
+    """Entity description vectors in entity order, normalised."""
+    column = view.entities.column("vector").combine_chunks()
+    if not len(column):
+        return np.zeros((0, column.type.list_size), np.float32)
+    vectors = np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)

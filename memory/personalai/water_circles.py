@@ -1,0 +1,165 @@
+"""PersonalAI's WaterCircles retriever: breadth-first rings spreading from every linked query
+node at once; triplets where two circles meet come first.
+
+Paper (§3, App. F): from all query nodes at once, first their adjacent vertices, then
+iterative expansion; triplets formed where paths from different entities intersect go to
+a primary list, all traversed triplets to a secondary list; N1 of the first and N2 of the
+second are returned. With thesis ("hyper") and episodic connections, every text fragment
+reached is examined for occurrences of the other query entities (those distinct from the
+entity whose path reached it), and hyper and episodic fragments are sorted by that count k,
+descending. Defaults: `strict_filter = True`, `hyper_num = 15`, `episodic_num = 15`,
+`chain_triplets_num = 25`, `other_triplets_num = 6`, `do_text_pruning = False`.
+
+Choices where the paper is silent:
+- Stop rule: rings stop at `max_depth` = 3 (or when no circle can grow); a ring is one
+  hop across a hyperedge.
+- The simple triplets are the fact hyperedges: primary when the node they reach is already
+  inside another seed's circle (N1 = `chain_triplets_num`), secondary otherwise
+  (N2 = `other_triplets_num`). Hyper fragments are the LLM theses (`hyper_num`), episodic
+  fragments the episodes (`episodic_num`).
+- k counts the other linked nodes among the fragment's member entities (the entities the
+  fragment mentions), not a string match on its text.
+- Order within a list: facts by ring, then by similarity to the question; fragments by k
+  (descending), then ring, then similarity.
+- `strict_filter`: a fragment with k = 0 (no other query entity in it) is dropped, when
+  there is another query entity to look for (two or more linked nodes).
+- `do_text_pruning` is off by default and unexplained; it is not implemented.
+- Each retrieved hyperedge's chain is the ring path from its seed, ending at another linked
+  node among its members when there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from memory.personalai.hypergraph import EPISODE, FACT, THESIS, Hypergraph
+from memory.personalai.traversal import Step, Traversal
+
+ALGORITHM = "water_circles"
+
+
+@dataclass(frozen=True)
+class WaterCirclesParams:
+    """App. F defaults, plus the ring bound the paper does not give."""
+
+    strict_filter: bool = True
+    hyper_num: int = 15
+    episodic_num: int = 15
+    chain_triplets_num: int = 25
+    other_triplets_num: int = 6
+    do_text_pruning: bool = False
+    max_depth: int = 3
+
+
+@dataclass
+class _Reached:
+    """One hyperedge as a circle first crossed it."""
+
+    ring: int
+    chain: tuple[Step, ...]
+    primary: bool = False
+    k: int = 0
+
+
+def water_circles(
+    hypergraph: Hypergraph,
+    linked: Sequence[int],
+    similarity: np.ndarray,
+    params: WaterCirclesParams = WaterCirclesParams(),
+    node_name: Callable[[int], Any] = int,
+) -> Traversal:
+    """Rings from every node of `linked`; `similarity` (per hyperedge, to the question)
+    orders hyperedges within a list."""
+    seeds = list(dict.fromkeys(linked))
+    seed_array, seed_set = np.asarray(seeds, dtype=np.int64), set(seeds)
+    reached_by: dict[int, set[int]] = {s: {s} for s in seeds}
+    path: dict[tuple[int, int], tuple[Step, ...]] = {(s, s): () for s in seeds}
+    frontier = {s: [s] for s in seeds}
+    crossed: dict[int, set[int]] = {s: set() for s in seeds}
+    found: dict[int, _Reached] = {}
+    rings = 0
+    while rings < params.max_depth and any(frontier.values()):
+        rings += 1
+        for seed in seeds:
+            grown: list[int] = []
+            for node in frontier[seed]:
+                for hyperedge in hypergraph.hyperedges_of(node).tolist():
+                    if hyperedge in crossed[seed]:
+                        continue
+                    crossed[seed].add(hyperedge)
+                    members = hypergraph.members_of(hyperedge)
+                    others = [int(m) for m in members if m != node]
+                    shown = next(
+                        (o for o in others if o in seed_set), others[0] if others else node
+                    )
+                    chain = (*path[(seed, node)], Step(hyperedge, node, shown))
+                    entry = found.setdefault(hyperedge, _Reached(rings, chain))
+                    if hypergraph.kinds[hyperedge] == FACT:
+                        entry.primary |= any(reached_by.get(o, {seed}) - {seed} for o in others)
+                    else:
+                        k = int(np.isin(members, seed_array).sum()) - int(seed in members)
+                        entry.k = max(entry.k, k)
+                    for other in others:
+                        circles = reached_by.setdefault(other, set())
+                        if seed not in circles:
+                            circles.add(seed)
+                            path[(seed, other)] = (
+                                *path[(seed, node)],
+                                Step(hyperedge, node, other),
+                            )
+                            grown.append(other)
+            frontier[seed] = grown
+    kept = _select(
+        hypergraph, found, similarity, params, strict=params.strict_filter and len(seeds) > 1
+    )
+    traversal = Traversal(visited=set(reached_by))
+    for hyperedge in kept:
+        traversal.retrieve(ALGORITHM, hyperedge, found[hyperedge].chain)
+    meeting = sorted(n for n, circles in reached_by.items() if len(circles) > 1)
+    traversal.details[ALGORITHM] = {
+        **asdict(params),
+        "rings": rings,
+        "crossed": len(found),
+        "kept": len(kept),
+        "primary": sum(1 for e in kept if found[e].primary),
+        "circles_meet_at": [node_name(n) for n in meeting],
+    }
+    return traversal
+
+
+def _select(
+    hypergraph: Hypergraph,
+    found: dict[int, _Reached],
+    similarity: np.ndarray,
+    params: WaterCirclesParams,
+    strict: bool,
+) -> list[int]:
+    """The hyperedges WaterCircles returns: N1 primary and N2 secondary facts, the top
+    `hyper_num` theses and `episodic_num` episodes by k."""
+
+    def by_ring(e: int) -> tuple[int, float, int]:
+        return found[e].ring, -float(similarity[e]), e
+
+    def by_k(e: int) -> tuple[int, int, float, int]:
+        return -found[e].k, *by_ring(e)
+
+    kinds = hypergraph.kinds
+    facts = [e for e in found if kinds[e] == FACT]
+    primary = sorted((e for e in facts if found[e].primary), key=by_ring)
+    secondary = sorted((e for e in facts if not found[e].primary), key=by_ring)
+    fragments = {
+        kind: sorted(
+            (e for e in found if kinds[e] == kind and not (strict and found[e].k == 0)), key=by_k
+        )
+        for kind in (THESIS, EPISODE)
+    }
+    return [
+        *primary[: params.chain_triplets_num],
+        *secondary[: params.other_triplets_num],
+        *fragments[THESIS][: params.hyper_num],
+        *fragments[EPISODE][: params.episodic_num],
+    ]
