@@ -7,6 +7,7 @@ from memory.strategies.gram_paths import gram_paths
 from memory.strategies.memorai_dwpr import memorai_dwpr
 from memory.strategies.names import STRATEGY_NAMES
 from memory.strategies.ppr import ppr
+from memory.strategies.real_beam import real_beam
 
 STRATEGIES: dict[str, Strategy] = {
     "dense": dense,
@@ -14,6 +15,7 @@ STRATEGIES: dict[str, Strategy] = {
     "hipporag_ppr": ppr,
     "memorai_dwpr": memorai_dwpr,
     "gram_paths": gram_paths,
+    "real_beam": real_beam,
 }
 assert tuple(STRATEGIES) == STRATEGY_NAMES, "register every strategy in names.py too"
 

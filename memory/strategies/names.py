@@ -6,4 +6,5 @@ STRATEGY_NAMES = (
     "hipporag_ppr",
     "memorai_dwpr",
     "gram_paths",
+    "real_beam",
 )

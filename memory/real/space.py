@@ -1,0 +1,144 @@
+"""The graph REAL's beams walk for one query, and its three cascading filters (§III-B2.I).
+
+The search runs on the snapshot's graph of *all* fact versions known at the snapshot
+(`graph_of` with no valid time, speculative), so that counterfactual repair can see what
+the filters turned away; each frontier edge is then checked against the query's
+coordinates with the semantics of `memory.facts` (the SQL behind `view.facts(query)`):
+
+1. TimeValid: valid_from ≤ τ_q < valid_to (open ends unbounded). τ_q is the query's
+   `valid_at`; without one the paper defaults to "the current dialogue time", here the
+   snapshot's recorded cutoff (the memory's now, fixed per snapshot so that a query keeps
+   its answer), so closed versions are invisible by default.
+2. Stability: confidence ≥ θ_stable (0.8), unless the query is speculative.
+3. IntentCompatible(label of the fact, the beam's intent) (`intents.COMPATIBLE`).
+
+Survivors are N_raw; TopM keeps the m best by Sim(q, r ⊕ u). That cosine is taken on the
+fact's stored statement embedding (`head relation tail`): the head is the beam's current
+entity for every candidate of one expansion, so it ranks them as r ⊕ u would without an
+encoder call per neighbour. Edges are followed in both directions (the paper does not say;
+"Harborview Office is located in Rotterdam" must be walkable from either end) and a path
+never visits an entity twice. Only edges of the current frontier are ever looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memory.facts import THETA_STABLE
+from memory.graph import Edge, MemoryGraph, graph_of
+from memory.real.intents import compatible, fact_intent
+from memory.real.paths import Hop, Path
+from memory.snapshot_view import QueryContext, SnapshotView
+
+TIME, STABILITY, INTENT = "time", "stability", "intent"
+
+
+def search_graph(view: SnapshotView, query: QueryContext) -> MemoryGraph:
+    """Every fact version of the snapshot, whatever its validity and confidence."""
+    return graph_of(view, QueryContext(query.text, query.k, None, True))
+
+
+def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
+    """Entity types and normalised description vectors, in `view.entities` order (the
+    graph's entity positions); built once per view."""
+    if "real_entity_features" not in view.cache:
+        entities = view.entities
+        types = entities.column("entity_type").to_pylist()
+        flat = np.asarray(entities.column("vector").combine_chunks().flatten(), np.float32)
+        vectors = flat.reshape(len(types), -1) if types else np.zeros((0, 0), np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True) if types else 1.0
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        view.cache["real_entity_features"] = (types, vectors)
+    return view.cache["real_entity_features"]
+
+
+def time_valid(fact: dict[str, Any], at: datetime) -> bool:
+    """valid_from ≤ at < valid_to, an unknown start or open end being unbounded."""
+    start, end = fact["valid_from"], fact["valid_to"]
+    return (start is None or start <= at) and (end is None or end > at)
+
+
+@dataclass
+class SearchSpace:
+    """One query's view of the search graph: filters, pre-ranking and hop construction."""
+
+    graph: MemoryGraph
+    query_vector: np.ndarray
+    reference_time: datetime
+    speculative: bool
+    m: int
+    entity_types: list[str]
+    entity_vectors: np.ndarray
+    theta_stable: float = THETA_STABLE
+
+    @classmethod
+    def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
+        types, vectors = entity_features(view)
+        return cls(
+            graph=search_graph(view, query),
+            query_vector=view.embed_query(query.text),
+            reference_time=query.valid_at or view.snapshot.recorded_cutoff,
+            speculative=query.speculative,
+            m=m,
+            entity_types=types,
+            entity_vectors=vectors,
+        )
+
+    def label(self, fact: int) -> str:
+        f = self.graph.facts[fact]
+        return fact_intent(f["relation"], f["cardinality"], f["valid_to"] is not None)
+
+    def failed_filters(self, fact: int, intent: str) -> frozenset[str]:
+        """The filters the fact does not pass for a beam of `intent` (empty: it passes)."""
+        f = self.graph.facts[fact]
+        failed = set()
+        if not time_valid(f, self.reference_time):
+            failed.add(TIME)
+        if not (self.speculative or float(f["confidence"]) >= self.theta_stable):
+            failed.add(STABILITY)
+        if not compatible(intent, self.label(fact)):
+            failed.add(INTENT)
+        return frozenset(failed)
+
+    def open_edges(self, path: Path) -> list[Edge]:
+        """Edges of the path's end entity that lead to an entity the path has not visited."""
+        return [e for e in self.graph.edges(path.end) if not path.visits(e.other)]
+
+    def fact_hop(self, path: Path, edge: Edge, repair: str | None = None) -> Hop:
+        f = self.graph.facts[edge.fact]
+        return Hop(
+            fact=edge.fact,
+            source=path.end,
+            target=edge.other,
+            relation=f["relation"],
+            target_name=self.graph.entity_names[edge.other],
+            text=self.graph.linearized(edge.fact),
+            confidence=float(f["confidence"]),
+            outgoing=edge.outgoing,
+            target_type=self.entity_types[edge.other],
+            valid_from=f["valid_from"],
+            valid_to=f["valid_to"],
+            repair=repair,
+            vector=self.graph.fact_vectors[edge.fact],
+        )
+
+    def top_m(self, path: Path, hops: list[Hop]) -> list[Path]:
+        """The m hops most similar to the query (TopM), as extensions of `path`."""
+        if not hops:
+            return []
+        similarity = np.stack([hop.vector for hop in hops]) @ self.query_vector
+        order = np.argsort(-similarity, kind="stable")[: self.m]
+        return [path.extend(hops[i]) for i in order]
+
+    def expand(self, path: Path) -> list[Path]:
+        """N_cand: the filtered neighbours of the path's end, TopM by similarity."""
+        hops = [
+            self.fact_hop(path, edge)
+            for edge in self.open_edges(path)
+            if not self.failed_filters(edge.fact, path.intent)
+        ]
+        return self.top_m(path, hops)

@@ -1,0 +1,338 @@
+"""REAL retrieval (`real_beam`): intents, the beam search and its repair budget on
+hand-built inputs, the evaluators, and end to end on the LLM-free sample snapshot (the
+two-hop office city, as-of answers, repairs, the LLM evaluator against a local fake
+OpenAI-compatible server)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memory.real.beam import BeamParams, beam_search, counterfactual_reasons, repair_budget
+from memory.real.evaluator import EmbeddingEvaluator, parse_scores
+from memory.real.intents import (
+    CAUSAL,
+    CONTRAST,
+    EVOLUTION,
+    FACT,
+    TEMPORAL,
+    compatible,
+    expected_answer_type,
+    fact_intent,
+    query_intent,
+)
+from memory.real.paths import Hop, Path, Scores
+from memory.real.repair import (
+    CAUSALITY,
+    HYPONYMY,
+    SPECULATION,
+    SYMMETRY,
+    TEMPORAL_SUCCESSION,
+    template_for,
+)
+from memory.real.space import INTENT, STABILITY, TIME, SearchSpace
+from memory.snapshot_view import QueryContext
+from tests.transforms.llm.conftest import fake_server  # noqa: F401  (fixture reused)
+from tests.transforms.llm.fake_openai_server import chat_response
+
+PRIYA = "Which city is Priya Natarajan's office in?"
+PRIYA_PATH = (
+    "[Priya Natarajan] -[work_at]-> [Harborview Office] ; "
+    "[Harborview Office] -[locate_in]-> [Rotterdam]"
+)
+BEFORE_MOVE = datetime(2023, 6, 1, tzinfo=UTC)
+AFTER_MOVE = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+# --- intents -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("Why was the Tonerline 500 recalled?", CAUSAL),
+        ("Who was CEO before Marcus Bennett?", TEMPORAL),
+        ("Where did Sam use to live?", FACT),
+        ("Which city did Sam move to?", EVOLUTION),
+        ("When did Sam move to Lisbon?", EVOLUTION),
+        ("Compare the Inkwell 3000 and the Inkwell 4000", CONTRAST),
+        ("Who leads the Firmware team?", FACT),
+    ],
+)
+def test_query_intent(text: str, intent: str):
+    assert query_intent(text) == intent
+
+
+def test_fact_labels_and_compatibility():
+    assert fact_intent("causes", "multi", False) == CAUSAL
+    assert fact_intent("succeed", "multi", False) == TEMPORAL
+    assert fact_intent("live_in", "single", False) == EVOLUTION
+    assert fact_intent("likes", "multi", True) == EVOLUTION
+    assert fact_intent("work_at", "multi", False) == FACT
+    assert compatible(FACT, CAUSAL) and compatible(FACT, FACT)
+    assert compatible(CAUSAL, CAUSAL) and not compatible(CAUSAL, FACT)
+    assert compatible(TEMPORAL, EVOLUTION) and not compatible(TEMPORAL, FACT)
+
+
+def test_expected_answer_type():
+    assert expected_answer_type(PRIYA) == "Location"
+    assert expected_answer_type("Where does Sam live?") == "Location"
+    assert expected_answer_type("Who is the CEO of Acme?") == "Person"
+    assert expected_answer_type("Which company does Sam work for?") == "Organization"
+    assert expected_answer_type("What happened to the Tonerline 500?") is None
+
+
+def test_repair_templates_relax_exactly_one_filter():
+    assert template_for(frozenset({TIME}), "live_in", EVOLUTION) == TEMPORAL_SUCCESSION
+    assert template_for(frozenset({STABILITY}), "live_in", EVOLUTION) == SPECULATION
+    assert template_for(frozenset({INTENT}), "likes", FACT) == SYMMETRY
+    assert template_for(frozenset({INTENT}), "subclass_of", FACT) == HYPONYMY
+    assert template_for(frozenset({INTENT}), "causes", CAUSAL) == CAUSALITY
+    assert template_for(frozenset({TIME, STABILITY}), "live_in", EVOLUTION) is None
+
+
+# --- beam search on a toy graph --------------------------------------------------------
+
+
+def _hop(source: int, target: int, repair: str | None = None) -> Hop:
+    return Hop(None, source, target, "r", f"n{target}", f"[n{source}] -[r]-> [n{target}]", 1.0,
+               repair=repair)  # fmt: skip
+
+
+class Toy:
+    """A hand-built graph with per-node evaluator scores: node -> (S_QR, S_LC, S_AS)."""
+
+    def __init__(self, edges: dict[int, list[int]], scores: dict[int, tuple[float, ...]]):
+        self.edges, self.scores = edges, scores
+        self.repair_calls: list[Path] = []
+        self.recovered: dict[int, list[int]] = {}
+
+    def expand(self, path: Path) -> list[Path]:
+        ends = [n for n in self.edges.get(path.end, []) if not path.visits(n)]
+        return [path.extend(_hop(path.end, n)) for n in ends]
+
+    def repair(self, path: Path) -> list[Path]:
+        self.repair_calls.append(path)
+        ends = [n for n in self.recovered.get(path.end, []) if not path.visits(n)]
+        return [path.extend(_hop(path.end, n, "symmetry")) for n in ends]
+
+    def evaluate(self, paths: Sequence[Path]) -> list[Scores]:
+        return [Scores(*self.scores.get(p.end, (0.0, 1.0, 0.0))) for p in paths]
+
+
+def _search(toy: Toy, params: BeamParams):
+    return beam_search(Path(0, "n0", FACT), toy.expand, toy.repair, toy.evaluate, params)
+
+
+def test_beam_keeps_the_k_best():
+    children = list(range(1, 9))
+    edges = {0: children, **{c: [10 + c] for c in children}}
+    scores = {c: (0.9, 0.9, c / 10) for c in children}
+    scores |= {10 + c: (0.9, 0.9, 0.95) for c in children}
+    result = _search(Toy(edges, scores), BeamParams(k=3, max_depth=2, m=8))
+    assert result.trace.beams == 1 + 3
+    assert {p.hops[0].target for p in result.final} == {6, 7, 8}
+    assert all(len(p.hops) == 2 for p in result.final)
+
+
+def test_depth_bound_and_flush_at_max_depth():
+    chain = {i: [i + 1] for i in range(6)}
+    scores = {i: (0.9, 0.9, i / 10) for i in range(1, 7)}
+    for depth in (1, 2, 3):
+        result = _search(Toy(chain, scores), BeamParams(max_depth=depth))
+        (path,) = result.final
+        assert len(path.hops) == depth and result.trace.depth == depth
+
+
+def test_stop_when_no_expansion_is_more_sufficient():
+    edges = {0: [1], 1: [2, 3]}
+    scores = {1: (0.9, 0.9, 0.8), 2: (0.9, 0.9, 0.5), 3: (0.9, 0.9, 0.8)}
+    result = _search(Toy(edges, scores), BeamParams())
+    assert [p.entities for p in result.final] == [(0, 1)]
+
+
+def test_repair_fires_only_when_needed():
+    scores = {1: (0.8, 0.9, 0.5), 2: (0.6, 0.9, 0.3), 3: (0.7, 0.8, 0.9), 4: (0.5, 0.5, 0.4)}
+    toy = Toy({0: [1, 2], 1: [3], 2: [4]}, scores)
+    toy.recovered = {0: [7], 1: [8], 2: [9]}
+    result = _search(toy, BeamParams(max_depth=2))
+    assert toy.repair_calls == []
+    assert {p.end for p in result.final} == {3, 4}
+    assert result.trace.counterfactual_triggers == 0 and not result.trace.repairs
+
+
+def test_repair_within_budget_when_candidates_are_unreliable():
+    toy = Toy({0: [1, 2]}, {1: (0.3, 0.9, 0.2), 2: (0.2, 0.9, 0.1)})
+    toy.recovered = {0: list(range(20, 30))}
+    toy.scores |= {n: (0.9, 0.9, 0.1 + n / 100) for n in range(20, 30)}
+    result = _search(toy, BeamParams(m=3, max_depth=1))
+    assert result.trace.reasons == {"low_relevance": 1}
+    assert result.trace.repairs == {"symmetry": 3}  # B_cf = m - |N_rel| = 3 - 0
+    recovered = [p for p in result.final if p.repairs]
+    assert {p.end for p in recovered} == {27, 28, 29}
+
+
+def test_no_candidates_triggers_repair_and_budget_formula():
+    params = BeamParams(m=5)
+    assert counterfactual_reasons([], params) == ["no_candidates"]
+    assert counterfactual_reasons([Scores(0.9, 0.4, 0.1)], params) == ["low_coherence"]
+    reliable, unreliable = Scores(0.6, 0.6, 0.1), Scores(0.4, 0.9, 0.1)
+    assert repair_budget([reliable, reliable, unreliable], params) == 3
+    assert repair_budget([reliable] * 7, params) == 0
+    toy = Toy({}, {5: (0.9, 0.9, 0.9)})
+    toy.recovered = {0: [5]}
+    result = _search(toy, params)
+    assert [p.entities for p in result.final] == [(0, 5)]
+    assert result.trace.reasons["no_candidates"] >= 1
+
+
+# --- evaluators ------------------------------------------------------------------------
+
+
+def _unit(*values: float) -> np.ndarray:
+    vector = np.asarray(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_embedding_evaluator_scores():
+    query = _unit(1, 0, 0)
+    evaluator = EmbeddingEvaluator(query, "Location")
+    assert evaluator.score_one(Path(0, "a", FACT)) == Scores(0.0, 1.0, 0.0)
+    city = Hop(1, 0, 1, "r", "b", "t", 1.0, target_type="Location", vector=_unit(1, 1, 0))
+    firm = Hop(1, 0, 1, "r", "b", "t", 1.0, target_type="Organization", vector=_unit(1, 1, 0))
+    to_city, to_firm = evaluator.score([Path(0, "a", FACT, (city,)), Path(0, "a", FACT, (firm,))])
+    assert to_city.relevance == pytest.approx(np.sqrt(0.5), abs=1e-6)
+    assert to_city.sufficiency == pytest.approx(to_city.relevance)
+    assert to_firm.sufficiency == pytest.approx(to_city.relevance / 2)
+    early = Hop(1, 0, 1, "r", "b", "t", 1.0, valid_to=datetime(2020, 1, 1), vector=_unit(0, 1, 0))
+    late = Hop(2, 1, 2, "r", "c", "t", 1.0, valid_from=datetime(2021, 1, 1), vector=_unit(0, 1, 0))
+    assert evaluator.score_one(Path(0, "a", FACT, (early, late))).coherence == pytest.approx(0.5)
+
+
+def test_llm_answer_parsing():
+    text = json.dumps({"scores": [{"path": 1, "relevance": 1, "coherence": 0.5, "sufficiency": 0}]})
+    assert parse_scores(text, 2) == {1: Scores(1.0, 0.5, 0.0)}
+    with pytest.raises(ValueError):
+        parse_scores('{"scores": [{"path": 0, "relevance": 2}]}', 1)
+
+
+# --- end to end on the sample snapshot -------------------------------------------------
+
+
+def _facts(result) -> set[tuple[str, str, str]]:
+    return {(f["head"], f["relation"], f["tail"]) for hit in result for f in hit.facts}
+
+
+def test_two_hop_office_city(graph_memory):
+    result = graph_memory.query(PRIYA, strategy="real_beam", k=5)
+    explanation = result.explanation
+    assert {"entity": "Priya Natarajan", "intent": FACT, "linked_by": "name"} in explanation[
+        "seeds"
+    ]
+    assert explanation["expected_answer_type"] == "Location"
+    best = explanation["paths"][0]
+    assert best["path"] == PRIYA_PATH and best["repairs"] == []
+    texts = [hit.text for hit in result]
+    assert any("Priya Natarajan works at the Harborview Office" in t for t in texts)
+    assert any("Harborview Office is located in Rotterdam" in t for t in texts)
+    assert any(PRIYA_PATH in hit.paths for hit in result)
+    assert explanation["params"] == {
+        "beam_width": 5,
+        "max_depth": 3,
+        "expansions": 5,
+        "theta_stable": 0.8,
+        "delta_qr": 0.5,
+        "delta_lc": 0.5,
+    }
+    assert max(len(p["path"].split(" ; ")) for p in explanation["paths"]) <= 3
+    json.dumps(explanation)
+
+
+@pytest.mark.parametrize("valid_at", [BEFORE_MOVE, AFTER_MOVE, None])
+@pytest.mark.parametrize("speculative", [False, True])
+def test_filters_match_the_fact_store(graph_memory, valid_at, speculative):
+    view = graph_memory._view
+    query = QueryContext("Where does Sam live?", 5, valid_at, speculative)
+    space = SearchSpace.of(view, query, 5)
+    passing = {
+        f["version_id"]
+        for i, f in enumerate(space.graph.facts)
+        if not space.failed_filters(i, FACT) - {INTENT}
+    }
+    at = valid_at or view.snapshot.recorded_cutoff
+    expected = {f["version_id"] for f in view.facts(QueryContext("", 5, at, speculative))}
+    assert passing == expected
+
+
+def test_as_of_home_before_and_after_the_move(graph_memory):
+    leeds, lisbon = ("Sam Okafor", "live_in", "Leeds"), ("Sam Okafor", "live_in", "Lisbon")
+    question = "Where might Sam Okafor live?"  # speculative: hedged facts are evidence
+    before = graph_memory.query(question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE)
+    after = graph_memory.query(question, strategy="real_beam", k=5, valid_at=AFTER_MOVE)
+    assert before.explanation["speculative"] and after.explanation["speculative"]
+    assert leeds in _facts(before) and lisbon not in _facts(before)
+    assert lisbon in _facts(after) and leeds not in _facts(after)
+    assert any("I live in Leeds" in hit.text for hit in before)
+    assert any("I live in Lisbon now" in hit.text for hit in after)
+    assert not any("I live in Lisbon now" in hit.text for hit in before)
+
+
+def test_speculation_repair_recovers_a_hedged_fact_only_when_enabled(graph_memory):
+    question = "Where does Sam Okafor live?"
+    repaired = graph_memory.query(question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE)
+    counterfactual = repaired.explanation["counterfactual"]
+    assert counterfactual["reasons"]["no_candidates"] >= 1
+    assert counterfactual["repairs"].get("speculation", 0) >= 1
+    hedged = [p for p in repaired.explanation["paths"] if "[live_in]-> [Leeds]" in p["path"]]
+    assert hedged and hedged[0]["repairs"] == ["speculation"]
+    assert not any("[Lisbon]" in p["path"] and "live_in" in p["path"] for p in hedged)
+    plain = graph_memory.query(
+        question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE, options={"repairs": []}
+    )
+    assert plain.explanation["counterfactual"]["repairs"] == {}
+    assert not any("live_in" in p["path"] for p in plain.explanation["paths"])
+
+
+def _scoring_server(body: dict) -> tuple[int, dict]:
+    """Score every listed path; a path reaching Rotterdam answers the question."""
+    content = body["messages"][-1]["content"]
+    numbers = re.findall(r"^(\d+): (.*)$", content, flags=re.MULTILINE)
+    scores = [
+        {
+            "path": int(n),
+            "relevance": 0.9 if "-->" in text or "<--" in text else 0.2,
+            "coherence": 1.0,
+            "sufficiency": 1.0 if "Rotterdam" in text else 0.3 if "--" in text else 0.0,
+        }
+        for n, text in numbers
+    ]
+    return 200, chat_response(json.dumps({"scores": scores}), 20, 10)
+
+
+def test_llm_evaluator_calls_are_counted_and_cached(graph_memory, fake_server, tmp_path):  # noqa: F811
+    server = fake_server(_scoring_server)
+    options = {
+        "evaluator": "llm",
+        "llm_backend": "openai",
+        "llm_model": "fake-evaluator",
+        "llm_base_url": server.base_url,
+        "llm_cache": str(tmp_path / "evaluator_cache.duckdb"),
+    }
+    result = graph_memory.query(PRIYA, strategy="real_beam", k=5, options=options)
+    explanation = result.explanation
+    calls = len(server.requests)
+    assert explanation["evaluator"] == "llm"
+    assert calls > 0 and explanation["llm_calls"] == calls
+    assert explanation["llm_tokens"] == 30 * calls and explanation["llm_failures"] == 0
+    assert explanation["evaluator_calls"] == calls
+    assert all("Priya Natarajan" in r["messages"][-1]["content"] for r in server.requests)
+    assert explanation["paths"][0]["path"] == PRIYA_PATH
+    assert explanation["paths"][0]["scores"]["answer_sufficiency"] == 1.0
+    again = graph_memory.query(PRIYA, strategy="real_beam", k=5, options=options)
+    assert len(server.requests) == calls
+    assert again.explanation["llm_calls"] == 0 and again.explanation["llm_cache_hits"] == calls
