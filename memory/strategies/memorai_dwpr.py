@@ -86,8 +86,10 @@ class Seeds:
     facts: dict[int, float]
 
     def anchor_entities(self, graph: MemoryGraph) -> set[int]:
-        ends = {int(graph.fact_head[f]) for f in self.facts}
-        return set(self.entities) | ends | {int(graph.fact_tail[f]) for f in self.facts}
+        """Seed entities and both ends of every seed fact."""
+        facts = list(self.facts)
+        ends = np.concatenate([graph.fact_head[facts], graph.fact_tail[facts]]).tolist()
+        return set(self.entities) | {int(e) for e in ends}
 
 
 def seeds_of(view: SnapshotView, query: QueryContext, graph: MemoryGraph, k: int) -> Seeds:
