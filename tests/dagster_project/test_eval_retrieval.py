@@ -1,0 +1,77 @@
+"""`kgmem eval retrieval` end to end on small LoCoMo and MuSiQue slices through the Dagster
+assets, and the regression check's verdict on a drop."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dagster_project.cli import main
+from dagster_project.defs.retrieval_evaluation.assets import check_name, regression_check
+from tests.transforms.test_retrieval_questions import (
+    locomo_slice,
+    musique_slice,
+    needs_locomo,
+    needs_musique,
+)
+
+
+def run_eval(tmp_path: Path, capsys: pytest.CaptureFixture, *args: str) -> list[dict]:
+    home = tmp_path / "home"
+    assert main(["eval", "retrieval", *args, "--json", "--home", str(home)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@needs_musique
+def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
+    corpus, questions, answerable = musique_slice(tmp_path)
+    strategies = ("dense", "bm25", "hipporag_ppr")
+    rows = run_eval(
+        tmp_path,
+        capsys,
+        *("--benchmark", "musique", "--input", str(corpus), "--dataset", str(questions)),
+        *("--strategies", ",".join(strategies), "--questions", "4"),
+    )
+    values = {(r["strategy"], r["metric"]): r["value"] for r in rows}
+    for strategy in strategies:
+        for metric in ("recall@2", "recall@5", "mrr", "latency_p50_ms", "llm_calls_per_query"):
+            assert (strategy, metric) in values
+        assert values[(strategy, "questions")] == min(4, answerable)
+        assert 0.0 <= values[(strategy, "recall@2")] <= values[(strategy, "recall@5")] <= 1.0
+    assert max(values[(s, "recall@5")] for s in strategies) > 0.5
+    assert len({r["snapshot_id"] for r in rows}) == 1
+    results = tmp_path / "home" / "results"
+    assert (results / "retrieval_musique.png").read_bytes().startswith(b"\x89PNG")
+    assert "| dense |" in (results / "retrieval_musique.md").read_text()
+
+
+@needs_locomo
+def test_eval_retrieval_locomo_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
+    path = locomo_slice(tmp_path)
+    rows = run_eval(
+        tmp_path,
+        capsys,
+        *("--benchmark", "locomo", "--input", str(path), "--strategies", "dense,bm25"),
+        *("--questions", "8"),
+    )
+    values = {(r["strategy"], r["metric"]): r["value"] for r in rows}
+    assert {r["strategy"] for r in rows} == {"dense", "bm25"}
+    for strategy in ("dense", "bm25"):
+        assert values[(strategy, "questions")] == 8
+        turn = [values[(strategy, f"turn_recall@{k}")] for k in (3, 5, 10)]
+        session = [values[(strategy, f"session_recall@{k}")] for k in (3, 5, 10)]
+        assert turn == sorted(turn) and session == sorted(session)
+        assert all(0.0 <= v <= 1.0 for v in turn + session)
+    assert any(metric.startswith("turn_recall@5[") for _, metric in values)
+    assert values[("bm25", "turn_recall@10")] > 0.0
+
+
+def test_regression_check_fails_on_a_drop_beyond_the_margin():
+    previous = {"recall@2": 0.40, "recall@5": 0.60}
+    dropped = regression_check("dense", previous, {"recall@2": 0.40, "recall@5": 0.55}, 0.02)
+    assert not dropped.passed and dropped.check_name == check_name("dense")
+    assert dropped.metadata["drops"].value == {"recall@5": pytest.approx(0.05)}
+    assert regression_check("dense", previous, {"recall@2": 0.39, "recall@5": 0.6}, 0.02).passed
+    assert not regression_check("dense", previous, {"recall@2": 0.39, "recall@5": 0.6}, 0.0).passed
+    assert regression_check("dense", {}, {"recall@5": 0.1}, 0.02).passed
+    assert regression_check("dense", previous, {}, 0.02).passed
