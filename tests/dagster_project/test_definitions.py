@@ -3,6 +3,7 @@
 import dagster as dg
 
 from dagster_project.definitions import defs
+from memory.strategies import STRATEGIES
 
 STAGES = [
     "raw_documents",
@@ -15,6 +16,8 @@ STAGES = [
     "graph_embeddings",
     "memory_snapshot",
     "temporal_evaluation",
+    "retrieval_evaluation",
+    "retrieval_comparison",
 ]
 DATASET_LEVEL = ["extraction_evaluation"]
 
@@ -25,6 +28,8 @@ def test_definitions_load_with_every_stage_in_lineage_order():
     assert sorted(order) == sorted(STAGES + DATASET_LEVEL)
     assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
     assert order.index("memory_snapshot") < order.index("temporal_evaluation")
+    assert order.index("memory_snapshot") < order.index("retrieval_evaluation")
+    assert order.index("retrieval_evaluation") < order.index("retrieval_comparison")
     upstream = {k.to_user_string() for k in graph.get(dg.AssetKey("fact_versions")).parent_keys}
     assert upstream == {"entities", "relation_candidates", "llm_triplets"}
 
@@ -32,8 +37,12 @@ def test_definitions_load_with_every_stage_in_lineage_order():
 def test_contract_checks_are_blocking():
     graph = defs.resolve_asset_graph()
     checks = {k.name: graph.get_check_spec(k) for k in graph.asset_check_keys}
-    assert set(checks) == {"segments_contract", "fact_versions_contract"}
-    assert all(spec.blocking for spec in checks.values())
+    contracts = {name: spec for name, spec in checks.items() if name.endswith("_contract")}
+    assert set(contracts) == {"segments_contract", "fact_versions_contract"}
+    assert all(spec.blocking for spec in contracts.values())
+    regression = {name: spec for name, spec in checks.items() if name not in contracts}
+    assert set(regression) == {f"{s}_recall_regression" for s in STRATEGIES}
+    assert not any(spec.blocking for spec in regression.values())
 
 
 def test_every_stage_is_partitioned_by_collection():
