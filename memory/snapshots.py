@@ -23,8 +23,12 @@ LANCE_KINDS = {
     "segments": ("segment_id", "text"),
     "entities": ("entity_id", "description"),
     "facts": ("fact_id", "statement"),
+    "structure": ("entity_id", "graph_hash"),
 }
 """LanceDB tables a snapshot pins: kind -> (key column, content column hashed)."""
+OPTIONAL_KINDS = frozenset({"structure"})
+"""Kinds whose table may be missing (a workspace built before it existed, or with no
+entities): left out of the snapshot and of its hash, so older hashes stay valid."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,12 @@ def content_hash(
     digest = hashlib.sha256(embedding_model.encode())
     versions, counts = {}, {}
     for kind, (key, content) in LANCE_KINDS.items():
-        table = db.open_table(lance_table_name(collection, kind))
+        try:
+            table = db.open_table(lance_table_name(collection, kind))
+        except ValueError:  # LanceDB: "Table ... was not found"
+            if kind in OPTIONAL_KINDS:
+                continue
+            raise
         rows = sorted(table.to_arrow().select([key, content]).to_pylist(), key=lambda r: r[key])
         digest.update(json.dumps(rows, ensure_ascii=False).encode())
         versions[kind], counts[kind] = table.version, len(rows)

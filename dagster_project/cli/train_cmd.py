@@ -1,8 +1,12 @@
 """`kgmem train relation-classifier`: fit the pair classifier on a Re-DocRED-layout file.
+`kgmem train fusion-weights`: fit KGERMAR's bank weights λ on dev questions.
 
-The model (a calibrated linear probe over MiniLM pair features, numbers only) is written to
-`<home>/models/relation_classifier/<name>/` with its metadata (data hash, split, held-out
-documents, metrics); later builds in that workspace run it beside the dependency patterns.
+The relation model (a calibrated linear probe over MiniLM pair features, numbers only) is
+written to `<home>/models/relation_classifier/<name>/` with its metadata (data hash, split,
+held-out documents, metrics); later builds in that workspace run it beside the dependency
+patterns. The fusion weights (simplex grid, step 0.1, maximising recall@k on JSONL lines
+{"question", "gold_segment_ids" | "gold_contains"}) go to `<home>/models/fusion_weights.json`
+under the collection's name, where the kgermar_fusion strategy reads them.
 """
 
 from __future__ import annotations
@@ -18,17 +22,25 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from transforms.relation_classifier.probe import DEFAULT_NAME
 
     train = commands.add_parser(
-        "train", help="train the relation classifier", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "train", help="train the relation classifier or fit fusion weights",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    train.add_argument("model", choices=["relation-classifier"])
-    train.add_argument("--dataset", required=True, help="Re-DocRED-layout JSON file")
-    train.add_argument("--name", default=DEFAULT_NAME, help="artifact name")
+    train.add_argument("model", choices=["relation-classifier", "fusion-weights"])
+    train.add_argument("--dataset", help="relation-classifier: Re-DocRED-layout JSON file")
+    train.add_argument("--name", default=DEFAULT_NAME, help="relation-classifier artifact name")
+    train.add_argument("--questions", help="fusion-weights: dev questions (JSONL)")
+    train.add_argument("--collection", help="fusion-weights: newest snapshot of this collection")
+    train.add_argument("--snapshot", help="fusion-weights: snapshot id (default: the newest)")
+    train.add_argument("--k", type=int, default=5, help="fusion-weights: recall@k to maximise")
     add_home(train)
     return train
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model == "fusion-weights":
+        return _fusion_weights(args)
+    if not args.dataset:
+        raise ValueError("train relation-classifier needs --dataset")
     from transforms.relation_classifier.probe import artifact_dir
     from transforms.relation_classifier.training import train_relation_classifier
 
@@ -36,4 +48,20 @@ def run(args: argparse.Namespace) -> int:
     metadata = train_relation_classifier(args.dataset, folder)
     out.print_json(json.dumps(metadata.get("metrics", metadata), default=str))
     out.print(f"model written to {folder}")
+    return 0
+
+
+def _fusion_weights(args: argparse.Namespace) -> int:
+    from memory import Memory
+    from memory.fusion_fit import fit_fusion_weights, read_questions
+    from memory.fusion_weights import write_fitted
+
+    if not args.questions:
+        raise ValueError("train fusion-weights needs --questions FILE.jsonl")
+    with Memory.open(args.home, snapshot=args.snapshot, collection=args.collection) as memory:
+        questions = read_questions(args.questions, memory._view)
+        fit = fit_fusion_weights(memory, questions, k=args.k)
+    path = write_fitted(Workspace.at(args.home).root, memory.snapshot.collection, fit.as_dict())
+    out.print_json(json.dumps(fit.as_dict()))
+    out.print(f"fusion weights for {memory.snapshot.collection!r} written to {path}")
     return 0

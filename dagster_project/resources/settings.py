@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import Field
@@ -27,6 +28,9 @@ from transforms.relation_registry import (
 )
 from transforms.segmenting import DEFAULT_CHUNK_TOKENS
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
+
+if TYPE_CHECKING:
+    from transforms.rgcn import RGCNConfig
 
 DEFAULT_LLM_PROMPTS = {"session": MEMORAI_TRIPLETS_V1.version_id}
 """One MemORAI call per conversation session (its topic segment, citing turn ids); the REAL
@@ -114,6 +118,23 @@ class PipelineSettings(dg.ConfigurableResource):
     cardinality_min_support: int = Field(
         3, description="heads that must change tail (and never hold two) to learn 'single'"
     )
+    rgcn_dim: int = Field(
+        64, description="KGERMAR R-GCN hidden width (the last layer outputs the text dimension)"
+    )
+    rgcn_layers: int = Field(2, description="KGERMAR R-GCN layers (eq. 5)")
+    rgcn_epochs: int = Field(60, description="full-batch link-prediction epochs (eq. 13)")
+    rgcn_lr: float = Field(0.01, description="Adam learning rate of the R-GCN")
+    rgcn_negatives: int = Field(4, description="corrupted tails per fact in the link loss")
+    rgcn_bases: int = Field(4, description="R-GCN basis matrices under basis decomposition")
+    rgcn_basis_threshold: int = Field(
+        8, description="use basis decomposition when relation types exceed this"
+    )
+    rgcn_seed: int = Field(0, description="seed of R-GCN initialisation and negative sampling")
+    rgcn_device: str = Field("cpu", description="R-GCN device: cpu, cuda, or auto")
+    rgcn_threads: int = Field(1, description="CPU threads of the R-GCN run (fixed: reproducible)")
+    rgcn_min_confidence: float = Field(
+        0.0, description="current facts below this confidence are left out of the R-GCN graph"
+    )
 
     def beam_options(self):  # noqa: ANN201 (PipelineOptions)
         """Beam options for the configured runner."""
@@ -156,6 +177,23 @@ class PipelineSettings(dg.ConfigurableResource):
             home=home,
             window=self.pair_window,
             min_confidence=self.relation_min_confidence,
+        )
+
+    def rgcn(self) -> RGCNConfig:
+        """Configuration of the R-GCN behind KGERMAR's structural bank."""
+        from transforms.rgcn import RGCNConfig  # torch loads only when a build trains
+
+        return RGCNConfig(
+            dim=self.rgcn_dim,
+            layers=self.rgcn_layers,
+            epochs=self.rgcn_epochs,
+            lr=self.rgcn_lr,
+            negatives=self.rgcn_negatives,
+            bases=self.rgcn_bases,
+            basis_threshold=self.rgcn_basis_threshold,
+            seed=self.rgcn_seed,
+            device=self.rgcn_device,
+            threads=self.rgcn_threads,
         )
 
     def resolution(self) -> ResolutionConfig:

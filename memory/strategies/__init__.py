@@ -4,6 +4,7 @@ from memory.strategies.base import Ranking, Strategy
 from memory.strategies.bm25 import bm25
 from memory.strategies.dense import dense
 from memory.strategies.gram_paths import gram_paths
+from memory.strategies.kgermar_fusion import kgermar_fusion
 from memory.strategies.memorai_dwpr import memorai_dwpr
 from memory.strategies.names import STRATEGY_NAMES
 from memory.strategies.ppr import ppr
@@ -15,6 +16,7 @@ STRATEGIES: dict[str, Strategy] = {
     "hipporag_ppr": ppr,
     "memorai_dwpr": memorai_dwpr,
     "gram_paths": gram_paths,
+    "kgermar_fusion": kgermar_fusion,
     "real_beam": real_beam,
 }
 assert tuple(STRATEGIES) == STRATEGY_NAMES, "register every strategy in names.py too"

@@ -6,5 +6,6 @@ STRATEGY_NAMES = (
     "hipporag_ppr",
     "memorai_dwpr",
     "gram_paths",
+    "kgermar_fusion",
     "real_beam",
 )

@@ -1,4 +1,5 @@
-"""Stage 7: embed segments and entities into LanceDB, with a native full-text index."""
+"""Stage 7: embed segments and entities into LanceDB, with a native full-text index, and
+train KGERMAR's R-GCN into the structural bank ("structure" table)."""
 
 import functools
 import time
@@ -11,6 +12,7 @@ from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.facts import THETA_STABLE
 from memory.lance_tables import sync_table
+from memory.structure_table import StructureSync, entity_vectors, sync_structure
 from memory.workspace import lance_table_name
 from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_FACTS, LANCE_SEGMENTS
 from transforms.embedding import encode
@@ -46,6 +48,13 @@ SELECT fact_id, any_value(head_entity_id) AS head_entity_id, any_value(head_name
        any_value(relation) AS relation, any_value(tail_entity_id) AS tail_entity_id,
        any_value(tail_name) AS tail_name
 FROM fact_versions WHERE collection = ? GROUP BY fact_id ORDER BY fact_id
+"""
+GRAPH_FACTS_SQL = """
+SELECT DISTINCT head_entity_id, relation, tail_entity_id
+FROM fact_versions
+WHERE collection = ? AND recorded_to IS NULL AND operation <> 'retract' AND valid_to IS NULL
+  AND confidence >= ?
+ORDER BY ALL
 """
 ENTITIES_SQL = """
 SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
@@ -115,18 +124,50 @@ def graph_embeddings(
         embed_column="statement",
         fts_column="statement",
     )
+    entity_ids, vectors = entity_vectors(db, lance_table_name(collection, "entities"))
+    rgcn = settings.rgcn()
+    structure = sync_structure(
+        db,
+        lance_table_name(collection, "structure"),
+        entity_ids,
+        vectors,
+        warehouse.rows(GRAPH_FACTS_SQL, [collection, settings.rgcn_min_confidence]),
+        rgcn,
+    )
     syncs = (segment_sync, entity_sync, fact_sync)
     embedded = sum(s.added for s in syncs)
     return stage_result(
         started=started,
         rows_in=len(segments) + len(found) + len(fact_rows),
-        rows_out=embedded,
-        skipped=embedded == 0 and sum(s.deleted for s in syncs) == 0,
+        rows_out=embedded + (structure.bank.rows.num_rows if structure.bank else 0),
+        skipped=embedded == 0 and sum(s.deleted for s in syncs) == 0 and structure.bank is None,
         segments_version=segment_sync.version,
         entities_version=entity_sync.version,
         facts_version=fact_sync.version,
+        structure_version=structure.version,
         encoder=settings.encoder_model,
+        **_training_metadata(structure, rgcn.as_dict()),
     )
+
+
+def _training_metadata(structure: StructureSync, config: dict[str, object]) -> dict[str, object]:
+    """The R-GCN run for the asset page: loss curve, time, seed, epochs (or why none ran)."""
+    bank = structure.bank
+    if bank is None:
+        return {"rgcn_trained": False, "graph_hash": structure.graph_hash}
+    return {
+        "rgcn_trained": True,
+        "graph_hash": structure.graph_hash,
+        "rgcn_seconds": bank.result.seconds,
+        "rgcn_seed": config["seed"],
+        "rgcn_epochs": config["epochs"],
+        "rgcn_facts": bank.n_facts,
+        "rgcn_relations": len(bank.relations),
+        "rgcn_basis_decomposition": bank.result.uses_bases,
+        "rgcn_device": bank.result.device,
+        "rgcn_config": dg.MetadataValue.json(config),
+        "rgcn_loss_curve": dg.MetadataValue.json([round(x, 5) for x in bank.result.losses]),
+    }
 
 
 def _facts_by_entity(warehouse: WarehouseResource, collection: str) -> dict[str, list[str]]:

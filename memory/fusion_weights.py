@@ -1,0 +1,74 @@
+"""KGERMAR's bank fusion weights λ1 (contextual), λ2 (semantic), λ3 (structural), λ on the
+simplex: parsing, the default, and the per-collection file that `kgmem train
+fusion-weights` writes (`<home>/models/fusion_weights.json`, collection -> record).
+
+The paper learns λ by gradient descent and gives no initial values, so the default is
+uniform. Which weights a query uses: the query's "fusion_weights" option, else the
+fitted weights of the snapshot's collection, else the default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memory.snapshot_view import SnapshotView
+
+BANKS = ("contextual", "semantic", "structural")
+DEFAULT_WEIGHTS = {bank: 1.0 / len(BANKS) for bank in BANKS}
+WEIGHTS_FILE = Path("models") / "fusion_weights.json"
+
+
+def parse_weights(value: Sequence[float] | Mapping[str, float]) -> dict[str, float]:
+    """Three non-negative weights (bank order, or bank -> weight) normalised to sum 1."""
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(BANKS)
+        if unknown:
+            raise ValueError(f"unknown fusion banks {sorted(unknown)}; use {BANKS}")
+        raw = [float(value.get(bank, 0.0)) for bank in BANKS]
+    else:
+        raw = [float(v) for v in value]
+        if len(raw) != len(BANKS):
+            raise ValueError(f"fusion_weights needs {len(BANKS)} numbers {BANKS}, got {raw}")
+    if min(raw) < 0 or sum(raw) <= 0:
+        raise ValueError(f"fusion weights must be non-negative with a positive sum, got {raw}")
+    return {bank: w / sum(raw) for bank, w in zip(BANKS, raw, strict=True)}
+
+
+def weights_path(home: str | Path) -> Path:
+    return Path(home) / WEIGHTS_FILE
+
+
+def read_fitted(home: str | Path, collection: str) -> dict[str, Any] | None:
+    """The fitted record of `collection` in the workspace, or None."""
+    path = weights_path(home)
+    if not path.exists():
+        return None
+    return json.loads(path.read_text()).get(collection)
+
+
+def write_fitted(home: str | Path, collection: str, record: Mapping[str, Any]) -> Path:
+    """Store `record` (with its "weights") as the collection's fitted weights."""
+    path = weights_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = json.loads(path.read_text()) if path.exists() else {}
+    records[collection] = dict(record)
+    path.write_text(json.dumps(records, indent=2, sort_keys=True))
+    return path
+
+
+def view_home(view: SnapshotView) -> Path:
+    """The workspace folder of a view (its LanceDB folder is `<home>/lance`)."""
+    return Path(view.db.uri).parent
+
+
+def resolve_weights(view: SnapshotView, options: Mapping[str, Any]) -> tuple[dict[str, float], str]:
+    """The weights a query uses and where they came from."""
+    if options.get("fusion_weights") is not None:
+        return parse_weights(options["fusion_weights"]), "options"
+    fitted = read_fitted(view_home(view), view.snapshot.collection)
+    if fitted is not None:
+        return parse_weights(fitted["weights"]), f"fitted ({weights_path(view_home(view))})"
+    return dict(DEFAULT_WEIGHTS), "default (uniform; the paper learns λ and gives no start)"

@@ -1,0 +1,185 @@
+"""KGERMAR multi-bank retrieval (paper §2.4, eqs. 8–11, Algorithm 2): top candidates from
+three memory banks, re-ranked by ``λ1·s_ctx + λ2·s_sem + λ3·s_kg`` with λ1+λ2+λ3 = 1.
+
+Banks, as this offline pipeline can hold them:
+- contextual: the paper's layer-13 key/value pairs need the fine-tuned LM, so the
+  contextual bank here is lexical: BM25 over the segments' full-text index;
+- semantic: dense segment vectors (cosine of the query embedding, eq. 9);
+- structural: the fused R-GCN + text entity vectors of the snapshot's "structure" table
+  (eq. 10): the query vector against them gives the top entities, and an entity's
+  cosine passes to the retrievable segments that mention it (`graph.entity_segments`);
+  a segment takes the best cosine among its retrieved entities, ties broken by the sum
+  (segments naming several retrieved entities first).
+
+Choices where the paper is silent or does not fit segments:
+- budget: the paper takes ⌊K/3⌋ per bank because its banks hold different objects; here
+  every bank yields segments, so an equal split would return fewer than K segments. Each
+  bank contributes its top K by default; option "bank_budget": "split" restores ⌊K/3⌋
+  (at least 1);
+- score scales (dot, BM25 and cosine are not comparable): each bank's scores are divided
+  by that bank's best score for the query, so every bank's top item scores 1; a segment
+  absent from a bank's top list scores 0 there (Algorithm 2, lines 8–10);
+- λ: the paper learns them by gradient descent and gives no initial values; the default
+  is uniform (1/3 each). λ fitted on a dev split (`memory.fusion_weights`,
+  `kgmem train fusion-weights`) are read from `<home>/models/fusion_weights.json` when
+  present; option "fusion_weights" overrides both;
+- a snapshot without a "structure" table (built before it existed) is served by the two
+  other banks with their λ renormalised to sum to 1, and the explanation says so;
+- entities searched in the structural bank: option "entity_k", default K.
+
+Options read: "fusion_weights" (three numbers in bank order contextual, semantic,
+structural, or a mapping bank -> weight; normalised to sum 1), "bank_budget" ("k" or
+"split"), "entity_k" (int).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from memory.fusion_weights import BANKS, resolve_weights
+from memory.graph import graph_of
+from memory.linking import similar_segments
+from memory.snapshot_view import QueryContext, SnapshotView
+from memory.strategies.base import Ranking
+from memory.strategies.bm25 import bm25
+
+RETRIEVABLE_KINDS = ("chunk", "turn")
+SHOWN = 5
+"""Items per bank listed in the explanation."""
+
+
+@dataclass
+class Banks:
+    """Per-bank top segments of one query: raw and max-normalised scores."""
+
+    raw: dict[str, list[tuple[str, float]]]
+    normalised: dict[str, dict[str, float]]
+    entities: list[tuple[str, float]] = field(default_factory=list)
+    """Structural bank: (entity id, cosine) of the entities searched, best first."""
+    missing: list[str] = field(default_factory=list)
+    """Banks the snapshot cannot serve, with the reason."""
+
+
+def bank_budget(k: int, options: Mapping[str, Any]) -> int:
+    """Per-bank budget: K, or the paper's ⌊K/3⌋ (at least 1) with "bank_budget": "split"."""
+    mode = options.get("bank_budget", "k")
+    if mode not in ("k", "split"):
+        raise ValueError(f"bank_budget must be 'k' or 'split', got {mode!r}")
+    return max(1, k // 3) if mode == "split" else k
+
+
+def retrieve_banks(
+    view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
+) -> Banks:
+    """Top `budget` segments of each bank for the query."""
+    raw = {
+        "contextual": bm25(view, QueryContext(query.text, budget)).scored,
+        "semantic": similar_segments(view, query.text, budget),
+    }
+    banks = Banks(raw=raw, normalised={})
+    try:
+        structure = view.table("structure")
+    except LookupError as exc:
+        banks.missing.append(f"structural: {exc}")
+    else:
+        banks.entities = _structural_entities(view, structure, query.text, entity_k or budget)
+        raw["structural"] = _entity_segments(view, query, banks.entities, budget)
+    banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
+    return banks
+
+
+def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, float]]:
+    """Algorithm 2, lines 6–12: the union of the banks' segments by λ-weighted score."""
+    total: dict[str, float] = {}
+    for name, scores in banks.normalised.items():
+        for segment, score in scores.items():
+            total[segment] = total.get(segment, 0.0) + weights.get(name, 0.0) * score
+    ranked = sorted(total.items(), key=lambda item: (-item[1], item[0]))
+    return [(segment, round(score, 6)) for segment, score in ranked[:k]]
+
+
+def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
+    budget = bank_budget(query.k, query.options)
+    entity_k = int(query.options.get("entity_k", query.k))
+    banks = retrieve_banks(view, query, budget, entity_k)
+    weights, source = resolve_weights(view, query.options)
+    used = {b: weights[b] for b in BANKS if b in banks.raw}
+    norm = sum(used.values())
+    if norm <= 0:
+        raise ValueError(f"fusion weights {weights} give no weight to the available banks")
+    used = {b: round(w / norm, 6) for b, w in used.items()}
+    names = dict(
+        zip(*(view.entities.column(c).to_pylist() for c in ("entity_id", "name")), strict=True)
+    )
+    explanation = {
+        "strategy": "kgermar_fusion",
+        "weights": used,
+        "weights_source": source,
+        "bank_budget": budget,
+        "banks": {
+            name: {"kind": kind, "top": [[s, score] for s, score in banks.raw[name][:SHOWN]]}
+            for name, kind in (
+                ("contextual", "bm25 full-text"),
+                ("semantic", "dense segment vectors"),
+                ("structural", "fused R-GCN entity vectors -> mentioning segments"),
+            )
+            if name in banks.raw
+        },
+        "structural_entities": [[names.get(e, e), round(s, 4)] for e, s in banks.entities],
+        "model": view.snapshot.embedding_model,
+    }
+    if banks.missing:
+        explanation["missing_banks"] = banks.missing
+        explanation["note"] = (
+            "snapshot has no structural bank; fused the contextual and semantic banks "
+            "with their weights renormalised to sum to 1"
+        )
+    return Ranking(fuse(banks, used, query.k), explanation)
+
+
+def _structural_entities(
+    view: SnapshotView, table: Any, text: str, k: int
+) -> list[tuple[str, float]]:
+    hits = (
+        table.search(view.embed_query(text), vector_column_name="vector")
+        .select(["entity_id", "_distance"])
+        .limit(k)
+        .to_list()
+    )
+    return [(h["entity_id"], round(1.0 - h["_distance"] / 2.0, 6)) for h in hits]
+
+
+def _entity_segments(
+    view: SnapshotView, query: QueryContext, entities: list[tuple[str, float]], budget: int
+) -> list[tuple[str, float]]:
+    """Retrievable segments mentioning the entities: best entity cosine, then summed."""
+    graph = graph_of(view, query)
+    weight = np.zeros(graph.n_entities)
+    for entity, score in entities:
+        if entity in graph.entity_position:
+            weight[graph.entity_position[entity]] = max(score, 0.0)
+    weighted = (graph.mentions @ sp.diags(weight)).tocsr()
+    best = weighted.max(axis=1).toarray().ravel()
+    summed = np.asarray(weighted.sum(axis=1)).ravel()
+    candidates = np.flatnonzero((best > 0) & _retrievable(view))
+    order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
+    return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
+
+
+def _retrievable(view: SnapshotView) -> np.ndarray:
+    if "kgermar_retrievable" not in view.cache:
+        kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
+        view.cache["kgermar_retrievable"] = np.isin(kinds, RETRIEVABLE_KINDS)
+    return view.cache["kgermar_retrievable"]
+
+
+def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:
+    top = max((score for _, score in scored), default=0.0)
+    if top <= 0:
+        return {segment: 0.0 for segment, _ in scored}
+    return {segment: max(score, 0.0) / top for segment, score in scored}

@@ -1,0 +1,81 @@
+"""Keeping the LanceDB "structure" table (KGERMAR's structural bank) in step with the graph.
+
+The table holds, per entity, the R-GCN embedding (`structural`), the fused text–graph
+vector (`vector`, searched by the structural bank) and the `graph_hash` of the training
+inputs. The R-GCN is retrained and the table overwritten only when that hash changes (a
+different fact set, entity set, text vectors or training configuration), so an unchanged
+rebuild keeps the table version and therefore the snapshot id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lancedb
+import numpy as np
+
+from transforms.rgcn import RGCNConfig
+from transforms.structural_bank import (
+    HASH_COLUMN,
+    StructuralBank,
+    fact_triples,
+    graph_hash,
+    structural_rows,
+)
+
+
+@dataclass(frozen=True)
+class StructureSync:
+    """What the sync did: the table version after it, the hash, and the training run
+    (None when the stored table was already current or there are no entities)."""
+
+    version: int | None
+    graph_hash: str
+    bank: StructuralBank | None
+
+
+def entity_vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], np.ndarray]:
+    """Entity ids (sorted) and their text vectors from the entities table `name`."""
+    table = db.open_table(name).to_arrow().select(["entity_id", "vector"]).sort_by("entity_id")
+    ids = table.column("entity_id").to_pylist()
+    if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    flat = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
+    return ids, flat.reshape(len(ids), -1)
+
+
+def sync_structure(
+    db: lancedb.DBConnection,
+    name: str,
+    entity_ids: Sequence[str],
+    vectors: np.ndarray,
+    facts: Sequence[Mapping[str, Any]],
+    config: RGCNConfig,
+) -> StructureSync:
+    """Make table `name` hold the structural bank of these entities and facts."""
+    digest = graph_hash(entity_ids, vectors, fact_triples(facts, entity_ids), config)
+    existing = _open(db, name)
+    if existing is not None and _stored_hashes(existing) == {digest}:
+        return StructureSync(existing.version, digest, None)
+    if not entity_ids:
+        if existing is not None:
+            db.drop_table(name)
+        return StructureSync(None, digest, None)
+    bank = structural_rows(entity_ids, vectors, facts, config)
+    table = db.create_table(name, bank.rows, mode="overwrite")
+    return StructureSync(table.version, digest, bank)
+
+
+def _open(db: lancedb.DBConnection, name: str) -> lancedb.table.Table | None:
+    try:
+        return db.open_table(name)
+    except ValueError:  # LanceDB: "Table ... was not found"
+        return None
+
+
+def _stored_hashes(table: lancedb.table.Table) -> set[str]:
+    if HASH_COLUMN not in table.schema.names:
+        return set()
+    return set(table.to_arrow().column(HASH_COLUMN).to_pylist())

@@ -1,0 +1,162 @@
+"""KGERMAR three-bank fusion end to end on the sample corpus: the structure table built by
+the graph_embeddings asset and pinned by the snapshot, the strategy, λ fitting and
+`kgmem train fusion-weights`; plus the structure table's keep-when-unchanged sync."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pytest
+
+from memory.fusion_fit import fit_fusion_weights, read_questions, simplex_grid
+from memory.fusion_weights import BANKS, parse_weights, weights_path
+from memory.snapshot_view import SnapshotView
+from memory.structure_table import sync_structure
+from memory.workspace import HOME_ENV
+from transforms.rgcn import RGCNConfig
+
+PRIYA = "Priya Natarajan works at the Harborview Office"
+QUESTIONS = [
+    {"question": "Where does Priya Natarajan work?", "gold_contains": PRIYA},
+    {
+        "question": "In which city is the Harborview Office?",
+        "gold_contains": "The Harborview Office is located in Rotterdam",
+    },
+    {"question": "Who is the CEO of Acme?", "gold_contains": "Marcus Bennett is the CEO"},
+    {
+        "question": "Who succeeded Eleanor Whitfield?",
+        "gold_contains": "succeeded Eleanor Whitfield",
+    },
+]
+
+
+def _gold(view: SnapshotView, needle: str) -> set[str]:
+    rows = view.segments.select(["segment_id", "text"]).to_pylist()
+    return {r["segment_id"] for r in rows if needle in r["text"]}
+
+
+def test_snapshot_pins_the_structure_table(graph_memory) -> None:
+    view = graph_memory._view
+    assert "structure" in graph_memory.snapshot.lance_versions
+    structure = view.table("structure").to_arrow()
+    assert sorted(structure.column("entity_id").to_pylist()) == sorted(
+        view.entities.column("entity_id").to_pylist()
+    )
+    assert len(set(structure.column("graph_hash").to_pylist())) == 1
+    vectors = np.asarray(structure.column("vector").to_pylist())
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert structure.schema.field("structural").type.list_size == vectors.shape[1]
+
+
+def test_strategy_fuses_three_banks(graph_memory) -> None:
+    result = graph_memory.query("Where does Priya Natarajan work?", strategy="kgermar_fusion", k=5)
+    explanation = result.explanation
+    assert 0 < len(result.hits) <= 5
+    assert set(explanation["banks"]) == set(BANKS)
+    assert sum(explanation["weights"].values()) == pytest.approx(1.0, abs=1e-5)
+    assert explanation["weights_source"].startswith("default")
+    assert explanation["structural_entities"], "the structural bank found entities"
+    assert _gold(graph_memory._view, PRIYA) & {h.segment_id for h in result.hits}
+    json.dumps(explanation)
+
+
+def test_weights_option_selects_a_bank(graph_memory) -> None:
+    text = "Harborview Office Rotterdam"
+    lexical = graph_memory.query(text, strategy="bm25", k=4)
+    only = graph_memory.query(
+        text, strategy="kgermar_fusion", k=4, options={"fusion_weights": [2, 0, 0]}
+    )
+    assert only.explanation["weights"] == {"contextual": 1.0, "semantic": 0.0, "structural": 0.0}
+    assert only.explanation["weights_source"] == "options"
+    assert [h.segment_id for h in only.hits] == [h.segment_id for h in lexical.hits]
+    split = graph_memory.query(
+        text, strategy="kgermar_fusion", k=6, options={"bank_budget": "split"}
+    )
+    assert split.explanation["bank_budget"] == 2 and len(split.hits) <= 6
+
+
+def test_snapshot_without_structure_uses_two_banks(graph_memory) -> None:
+    view = graph_memory._view
+    versions = {k: v for k, v in view.snapshot.lance_versions.items() if k != "structure"}
+    older = SnapshotView(
+        dataclasses.replace(view.snapshot, lance_versions=versions), view.con, view.db
+    )
+    from memory.snapshot_view import QueryContext
+    from memory.strategies.kgermar_fusion import kgermar_fusion
+
+    ranking = kgermar_fusion(older, QueryContext("Where does Priya Natarajan work?", 5))
+    assert 0 < len(ranking.scored) <= 5
+    assert set(ranking.explanation["banks"]) == {"contextual", "semantic"}
+    assert ranking.explanation["weights"] == {"contextual": 0.5, "semantic": 0.5}
+    assert "structural" in ranking.explanation["missing_banks"][0]
+    assert "no structural bank" in ranking.explanation["note"]
+
+
+def test_fit_fusion_weights_on_sample_questions(graph_memory, tmp_path: Path) -> None:
+    path = tmp_path / "dev.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS))
+    questions = read_questions(path, graph_memory._view)
+    assert all(gold for _, gold in questions)
+    fit = fit_fusion_weights(graph_memory, questions, k=3)
+    assert sum(fit.weights.values()) == pytest.approx(1.0)
+    assert all(round(w * 10, 6) == round(w * 10) for w in fit.weights.values())  # on the grid
+    assert fit.grid_points == 66 and fit.questions == len(QUESTIONS)
+    assert fit.recall_at_k >= fit.default_recall_at_k and fit.structural_available
+
+
+def test_simplex_grid_and_weight_parsing() -> None:
+    grid = simplex_grid(0.1)
+    assert len(grid) == 66 and all(sum(g.values()) == pytest.approx(1.0) for g in grid)
+    assert len(simplex_grid(0.5)) == 6
+    assert parse_weights({"semantic": 3, "structural": 1}) == {
+        "contextual": 0.0,
+        "semantic": 0.75,
+        "structural": 0.25,
+    }
+    for bad in ([1, 2], [-1, 1, 1], {"lexical": 1}):
+        with pytest.raises(ValueError):
+            parse_weights(bad)
+    with pytest.raises(ValueError):
+        simplex_grid(0.3)
+
+
+def test_cli_fits_and_the_strategy_reads_the_weights(
+    graph_build, graph_memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster_project.cli.app import main
+
+    monkeypatch.setenv(HOME_ENV, str(graph_build.root))  # main() sets it; restored after
+    path = tmp_path / "dev.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    stored = weights_path(graph_build.root)
+    try:
+        argv = ["train", "fusion-weights", "--questions", str(path), "--k", "3"]
+        assert main([*argv, "--home", str(graph_build.root), "--collection", "sample"]) == 0
+        record = json.loads(stored.read_text())["sample"]
+        assert sum(record["weights"].values()) == pytest.approx(1.0)
+        result = graph_memory.query("Who is the CEO of Acme?", strategy="kgermar_fusion", k=3)
+        assert result.explanation["weights_source"].startswith("fitted")
+        assert result.explanation["weights"] == pytest.approx(record["weights"])
+    finally:
+        stored.unlink(missing_ok=True)
+    assert main(["train", "fusion-weights", "--home", str(graph_build.root)]) == 2
+
+
+def test_structure_sync_keeps_the_table_when_nothing_changed(tmp_path: Path) -> None:
+    db = lancedb.connect(str(tmp_path))
+    ids = ["0a", "0b", "0c"]
+    vectors = np.eye(3, 8, dtype=np.float32)
+    facts = [{"head_entity_id": "0a", "relation": "works_at", "tail_entity_id": "0b"}]
+    config = RGCNConfig(epochs=3)
+    first = sync_structure(db, "c__structure", ids, vectors, facts, config)
+    again = sync_structure(db, "c__structure", ids, vectors, facts, config)
+    assert first.bank is not None and again.bank is None
+    assert again.version == first.version
+    moved = [{**facts[0], "tail_entity_id": "0c"}]
+    changed = sync_structure(db, "c__structure", ids, vectors, moved, config)
+    assert changed.bank is not None and changed.version > first.version
+    assert changed.graph_hash != first.graph_hash
