@@ -1,9 +1,16 @@
-"""`kgmem bench extraction`: extraction throughput per backend next to the bare model.
+"""`kgmem bench`: extraction throughput and retrieval latency.
 
     kgmem bench extraction [--segments 400] [--llm-segments 8] [--output bench.json]
+    kgmem bench retrieval [--sizes sample,100000,1000000] [--queries 50]
+                          [--strategies all|a,b] [--json-out FILE] [--home DIR]
 
-Each backend runs in its Beam stage and alone on the same segments in this process; the
-ratio is the stage's throughput over the bare model's. Results also go to a JSON file.
+extraction: each backend runs in its Beam stage and alone on the same segments in this
+process; the ratio is the stage's throughput over the bare model's.
+retrieval: per strategy, the first query (structures built) and p50/p95 latency on the
+sample corpus and on synthetic graphs of N facts (generated once under
+<home>/bench_retrieval/), each as a ratio to `dense` in the same run, with the Python peak
+memory per strategy (tracemalloc) and the process peak RSS per size.
+Results also go to a JSON file.
 """
 
 from __future__ import annotations
@@ -11,27 +18,43 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from dagster_project.cli.common import out
+from dagster_project.cli.common import add_home, console, out
+
+if TYPE_CHECKING:
+    from benchmarks.retrieval_latency import SizeResult
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
-        help="measure extraction throughput",
+        help="measure extraction throughput or retrieval latency",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bench.add_argument("suite", choices=["extraction"])
+    bench.add_argument("suite", choices=["extraction", "retrieval"])
     bench.add_argument("--segments", type=int, default=400, help="segments for NER and relations")
     bench.add_argument("--llm-segments", type=int, default=0, help="chunks for the LLM (0: skip)")
     bench.add_argument("--output", default="bench_extraction.json", help="JSON results file")
+    retrieval = bench.add_argument_group("retrieval")
+    retrieval.add_argument(
+        "--sizes", default="sample,100000", help="'sample' and/or fact counts, comma separated"
+    )
+    retrieval.add_argument("--queries", type=int, default=50, help="timed queries per strategy")
+    retrieval.add_argument(
+        "--strategies", default="all", help="'all' or names, comma separated (dense is added)"
+    )
+    retrieval.add_argument("--json-out", default="bench_retrieval.json", help="JSON results file")
+    add_home(retrieval)
     return bench
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.suite == "retrieval":
+        return run_retrieval(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)
@@ -50,3 +73,67 @@ def run(args: argparse.Namespace) -> int:
     out.print(table)
     out.print(f"results written to {args.output}")
     return 0
+
+
+def run_retrieval(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from benchmarks.retrieval_latency import Hooks, parse_sizes, resolve_strategies
+    from benchmarks.retrieval_latency import run as run_benchmark
+
+    sizes, strategies = parse_sizes(args.sizes), resolve_strategies(args.strategies)
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        current: list[int] = []
+
+        def task(description: str, total: int | None) -> None:
+            if current:
+                progress.update(current[-1], visible=False)
+            current.append(progress.add_task(description, total=total))
+
+        hooks = Hooks(task=task, advance=lambda: current and progress.advance(current[-1]))
+        results = run_benchmark(sizes, args.queries, strategies, args.home, hooks)
+    payload = {
+        "k": 10,
+        "queries": args.queries,
+        "strategies": strategies,
+        "sizes": [r.as_dict() for r in results],
+    }
+    Path(args.json_out).write_text(json.dumps(payload, indent=2))
+    for result in results:
+        out.print(latency_table(result))
+    out.print(f"results written to {args.json_out}")
+    return 0
+
+
+def latency_table(result: SizeResult) -> Table:
+    """One size's rows: first query, p50/p95 and their ratios to dense, Python peak."""
+    counts = ", ".join(f"{v:,} {k}" for k, v in result.counts.items())
+    table = Table(
+        title=f"retrieval latency: {result.size}",
+        caption=f"{counts}; process peak RSS {result.peak_rss_mib:,.0f} MiB. Milliseconds per "
+        "query (k=10); ratios to dense in the same run; Python peak from tracemalloc "
+        "(native Arrow/LanceDB/DuckDB/torch memory not included)",
+    )
+    headers = ("strategy", "first query / build", "p50", "p95", "p50/dense", "p95/dense",
+               "py peak MiB")  # fmt: skip
+    for column in headers:
+        table.add_column(column, justify="left" if column == "strategy" else "right", no_wrap=True)
+    for row in result.rows:
+        if row.error:
+            table.add_row(row.strategy, f"[red]{row.error[:80]}[/red]", *[""] * 5)
+            continue
+        table.add_row(
+            row.strategy,
+            f"{row.first_query_ms:,.1f}",
+            f"{row.p50_ms:,.1f}",
+            f"{row.p95_ms:,.1f}",
+            _ratio(row.ratio_to_dense.get("p50")),
+            _ratio(row.ratio_to_dense.get("p95")),
+            f"{row.python_peak_mib:,.1f}" if row.python_peak_mib is not None else "",
+        )
+    return table
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else ""

@@ -1,0 +1,313 @@
+"""Retrieval latency per strategy, as a ratio to `dense` measured in the same run, and memory.
+
+For each size (the built sample corpus, or a synthetic graph of N facts from
+`benchmarks.synthetic_memory`, cached under the home by size) every strategy gets:
+
+- a fresh `Memory` on the snapshot (no cache shared with the strategy measured before),
+  a first query timed on its own: "first query / build", the cost of the structures the
+  strategy builds once per snapshot view (graph, matrices, indexes opened);
+- then `queries` timed queries (k = 10, `time.perf_counter` around `Memory.query`, query
+  embedding included because every strategy pays it), summarised as p50 and p95 (numpy's
+  linear-interpolation percentiles) and as ratios to dense's p50 and p95 of the same size;
+- a second fresh `Memory` under `tracemalloc` for the Python-level peak of the first query
+  and `TRACED_QUERIES` more (a separate pass, since tracing slows Python code and would
+  distort the timings). tracemalloc sees only allocations made through Python's allocator:
+  Arrow, LanceDB, DuckDB, numpy's large buffers via their own allocators and torch
+  allocate natively and are not counted, so the process peak RSS (`ru_maxrss`, monotonic
+  over the whole process) is reported after each size as well.
+
+The MiniLM query encoder is loaded before any measurement, so no strategy pays for it.
+`dense` is always measured (added first if not asked for), since every ratio needs it.
+A strategy that raises is reported with its error and the run goes on.
+
+Queries: for the sample, questions about the corpus's entities from its README's ground
+truth; for synthetic graphs, questions naming one or two entities of sampled facts.
+"""
+
+from __future__ import annotations
+
+import gc
+import resource
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks import synthetic_memory
+from memory.memory import Memory
+from memory.snapshots import list_snapshots
+from memory.strategies import STRATEGIES
+from memory.workspace import Workspace
+from transforms.embedding import encode
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_corpus"
+BENCH_DIR = "bench_retrieval"
+K = 10
+TRACED_QUERIES = 5
+SAMPLE_QUESTIONS = (
+    "Where does Priya Natarajan work?",
+    "Which city is the Harborview Office located in?",
+    "In which city does Tomasz Kowalski work?",
+    "Who is the CEO of Acme Corporation?",
+    "Where is the headquarters of Acme Corporation?",
+    "Who leads the Firmware team?",
+    "Which office is the Quality Assurance team based at?",
+    "Who designed the Inkwell 3000?",
+    "What does error E-42 mean on the Inkwell 3000?",
+    "When did Acme Corporation acquire Brightpage Labs?",
+    "Where does Laura Chen work?",
+    "Who founded Acme Corporation?",
+    "What fixed the E-42 problem Dana Ruiz had?",
+    "Where does Sam Okafor live?",
+    "How much does the Swiftscan S2 cost?",
+    "Who leads the Customer Support team?",
+)
+"""Questions on the sample corpus's entities (sample_corpus/README.md, ground truth)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One size to measure: the workspace, its collection, its questions and counts."""
+
+    label: str
+    root: Path
+    collection: str
+    questions: list[str]
+    prepare_seconds: float
+
+
+@dataclass
+class StrategyLatency:
+    """Latency and memory of one strategy on one size."""
+
+    size: str
+    strategy: str
+    queries: int
+    first_query_ms: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    ratio_to_dense: dict[str, float | None] = field(default_factory=dict)
+    python_peak_mib: float | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SizeResult:
+    """Every strategy on one size, with the snapshot's counts and the process peak RSS."""
+
+    size: str
+    snapshot_id: str
+    counts: dict[str, int]
+    prepare_seconds: float
+    peak_rss_mib: float
+    rows: list[StrategyLatency]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "rows": [r.as_dict() for r in self.rows]}
+
+
+@dataclass
+class Hooks:
+    """Progress callbacks: `task(description, total)` starts a step of `total` units (None:
+    unknown), `advance()` completes one unit."""
+
+    task: Callable[[str, int | None], None] = lambda _d, _t: None
+    advance: Callable[[], None] = lambda: None
+
+
+def parse_sizes(text: str) -> list[str]:
+    """`sample,100000,1_000_000` -> ["sample", "100000", "1000000"]; rejects anything else."""
+    sizes = []
+    for part in (p.strip().replace("_", "") for p in text.split(",") if p.strip()):
+        if part != "sample" and not (part.isdigit() and int(part) >= 10):
+            raise ValueError(f"size {part!r} is neither 'sample' nor a fact count >= 10")
+        sizes.append(part if part == "sample" else str(int(part)))
+    if not sizes:
+        raise ValueError("no sizes given")
+    return sizes
+
+
+def resolve_strategies(text: str | Sequence[str] | None) -> list[str]:
+    """Registered strategies to measure (all by default), `dense` first in any case."""
+    if text is None or text == "all":
+        wanted = list(STRATEGIES)
+    else:
+        parts = text.split(",") if isinstance(text, str) else list(text)
+        wanted = [p.strip() for p in parts if p.strip()]
+    unknown = [s for s in wanted if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; registered: {', '.join(STRATEGIES)}")
+    return ["dense", *[s for s in wanted if s != "dense"]]
+
+
+def prepare_sample(home: Path, hooks: Hooks) -> Target:
+    """The home's own `sample` snapshot if it has one, else the sample corpus built without
+    an LLM into `<home>/bench_retrieval/sample` (once; later runs reuse it)."""
+    started = time.perf_counter()
+    root = home if _has_snapshot(home, "sample") else home / BENCH_DIR / "sample"
+    if not _has_snapshot(root, "sample"):
+        from dagster_project.build import build_collection
+        from dagster_project.definitions import ALL_ASSETS, defs
+        from dagster_project.resources import PipelineSettings
+
+        hooks.task("sample: building the corpus (no LLM)", len(ALL_ASSETS))
+        inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
+        build_collection(
+            "sample",
+            inputs,
+            Workspace.at(root),
+            defs,
+            PipelineSettings(llm_backend="none"),
+            lambda _stage, summary: hooks.advance() if summary is not None else None,
+        )
+    return Target("sample", root, "sample", list(SAMPLE_QUESTIONS), time.perf_counter() - started)
+
+
+def prepare_synthetic(home: Path, n_facts: int, queries: int, hooks: Hooks) -> Target:
+    """The synthetic workspace of `n_facts` under `<home>/bench_retrieval/`, generated
+    once per size, and `queries + 1` questions on its facts (the first is the warm-up)."""
+    started = time.perf_counter()
+    root = home / BENCH_DIR / f"synthetic-{n_facts}"
+    hooks.task(f"{n_facts:,} facts: synthetic workspace", None)
+    summary = synthetic_memory.cached(
+        root, n_facts, progress=lambda step: hooks.task(f"{n_facts:,} facts: {step}", None)
+    )
+    con = Workspace.at(root).connect(read_only=True)
+    try:
+        questions = synthetic_memory.synthetic_questions(con, queries + 1)
+    finally:
+        con.close()
+    return Target(str(n_facts), root, summary.collection, questions, time.perf_counter() - started)
+
+
+def _has_snapshot(root: Path, collection: str) -> bool:
+    import duckdb
+
+    workspace = Workspace.at(root)
+    if not workspace.warehouse_path.exists():
+        return False
+    try:
+        con = workspace.connect(read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        return bool(list_snapshots(con, collection))
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+
+
+def _questions(target: Target, queries: int) -> tuple[str, list[str]]:
+    """The warm-up question and `queries` measured ones (cycling if there are fewer)."""
+    pool = target.questions
+    warm_up, rest = pool[0], pool[1:] or pool
+    return warm_up, [rest[i % len(rest)] for i in range(queries)]
+
+
+def measure(target: Target, strategy: str, queries: int, hooks: Hooks) -> StrategyLatency:
+    """Timings, then traced Python memory, of `strategy` on fresh views of the target."""
+    warm_up, measured = _questions(target, queries)
+    result = StrategyLatency(target.label, strategy, queries)
+    try:
+        with Memory.open(target.root, collection=target.collection) as memory:
+            started = time.perf_counter()
+            memory.query(warm_up, strategy=strategy, k=K)
+            result.first_query_ms = _ms(time.perf_counter() - started)
+            seconds = []
+            for question in measured:
+                started = time.perf_counter()
+                memory.query(question, strategy=strategy, k=K)
+                seconds.append(time.perf_counter() - started)
+                hooks.advance()
+        p50, p95 = np.percentile(seconds, [50, 95])
+        result.p50_ms, result.p95_ms = _ms(p50), _ms(p95)
+        gc.collect()
+        result.python_peak_mib = _traced_peak(target, strategy, [warm_up, *measured])
+    except Exception as exc:  # a failing strategy is reported, not fatal
+        result.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        gc.collect()
+    return result
+
+
+def _traced_peak(target: Target, strategy: str, questions: list[str]) -> float:
+    """Python-level peak (MiB) of opening a fresh view and running the first queries."""
+    tracemalloc.start()
+    try:
+        with Memory.open(target.root, collection=target.collection) as memory:
+            for question in questions[: TRACED_QUERIES + 1]:
+                memory.query(question, strategy=strategy, k=K)
+        return round(tracemalloc.get_traced_memory()[1] / 2**20, 2)
+    finally:
+        tracemalloc.stop()
+
+
+def _ms(seconds: float) -> float:
+    return round(float(seconds) * 1000.0, 3)
+
+
+def with_ratios(rows: list[StrategyLatency]) -> list[StrategyLatency]:
+    """Fill each row's p50/p95 ratios to the dense row of the same size."""
+    dense = next((r for r in rows if r.strategy == "dense" and r.error is None), None)
+    for row in rows:
+        row.ratio_to_dense = {
+            q: (
+                round(getattr(row, f"{q}_ms") / getattr(dense, f"{q}_ms"), 3)
+                if dense and row.error is None and getattr(dense, f"{q}_ms")
+                else None
+            )
+            for q in ("p50", "p95")
+        }
+    return rows
+
+
+def peak_rss_mib() -> float:
+    """The process's peak resident set size so far (Linux reports ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run(
+    sizes: Sequence[str],
+    queries: int = 50,
+    strategies: Sequence[str] | str | None = None,
+    home: str | Path | None = None,
+    hooks: Hooks | None = None,
+) -> list[SizeResult]:
+    """Measure every strategy on every size (see the module docstring for what and how)."""
+    if queries < 1:
+        raise ValueError(f"--queries must be at least 1, got {queries}")
+    names = resolve_strategies(strategies)
+    hooks = hooks or Hooks()
+    root = Workspace.at(home).root
+    results = []
+    for size in parse_sizes(",".join(sizes)):
+        if size == "sample":
+            target = prepare_sample(root, hooks)
+        else:
+            target = prepare_synthetic(root, int(size), queries, hooks)
+        with Memory.open(target.root, collection=target.collection) as memory:
+            snapshot = memory.snapshot
+        encode(["warm up the query encoder"], snapshot.embedding_model)
+        rows = []
+        for name in names:
+            hooks.task(f"{target.label}: {name}", queries)
+            rows.append(measure(target, name, queries, hooks))
+        results.append(
+            SizeResult(
+                size=target.label,
+                snapshot_id=snapshot.snapshot_id,
+                counts=dict(snapshot.counts),
+                prepare_seconds=round(target.prepare_seconds, 2),
+                peak_rss_mib=peak_rss_mib(),
+                rows=with_ratios(rows),
+            )
+        )
+    return results

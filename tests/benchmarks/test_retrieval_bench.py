@@ -1,0 +1,170 @@
+"""The synthetic memory generator writes consistent stores that every strategy can query, and
+`kgmem bench retrieval` reports p50/p95 and ratios to dense per strategy (no timing checks)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import synthetic_memory
+from benchmarks.retrieval_latency import StrategyLatency, parse_sizes, with_ratios
+from dagster_project.cli import main
+from memory import Memory
+from memory.strategies import STRATEGIES
+from memory.workspace import Workspace, lance_table_name
+
+FACTS = 2_000
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> synthetic_memory.SyntheticSummary:
+    root = tmp_path_factory.mktemp("synthetic") / "ws"
+    return synthetic_memory.cached(root, FACTS)
+
+
+def test_counts_in_equal_counts_out(synthetic: synthetic_memory.SyntheticSummary) -> None:
+    workspace = Workspace.at(synthetic.root)
+    db = workspace.lance()
+    lance = {
+        kind: db.open_table(lance_table_name(synthetic.collection, kind)).count_rows()
+        for kind in ("segments", "entities", "facts")
+    }
+    con = workspace.connect(read_only=True)
+    try:
+        versions, distinct_facts = con.execute(
+            "SELECT count(*), count(DISTINCT fact_id) FROM fact_version_log"
+        ).fetchone()
+        entities = con.execute("SELECT count(*) FROM entities").fetchone()[0]
+        triples = con.execute(
+            "SELECT count(DISTINCT (head_entity_id, relation, tail_entity_id)) "
+            "FROM fact_version_log"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert synthetic.facts == lance["facts"] == versions == distinct_facts == triples == FACTS
+    assert synthetic.entities == lance["entities"] == entities
+    assert synthetic.segments == lance["segments"] > FACTS // synthetic_memory.FACTS_PER_SEGMENT
+
+
+def test_facts_link_existing_entities_and_segments(
+    synthetic: synthetic_memory.SyntheticSummary,
+) -> None:
+    workspace = Workspace.at(synthetic.root)
+    db = workspace.lance()
+    segments = db.open_table(lance_table_name(synthetic.collection, "segments")).to_arrow()
+    entities = db.open_table(lance_table_name(synthetic.collection, "entities")).to_arrow()
+    con = workspace.connect(read_only=True)
+    try:
+        con.register("lance_segments", segments.select(["segment_id", "entity_ids", "text"]))
+        con.register("lance_entities", entities.select(["entity_id", "name"]))
+        orphans = con.execute(
+            """
+            SELECT count(*) FROM fact_version_log f
+            WHERE f.head_entity_id NOT IN (SELECT entity_id FROM lance_entities)
+               OR f.tail_entity_id NOT IN (SELECT entity_id FROM lance_entities)
+               OR f.head_entity_id = f.tail_entity_id
+            """
+        ).fetchone()[0]
+        unsupported = con.execute(
+            """
+            SELECT count(*) FROM fact_version_log f
+            LEFT JOIN lance_segments s ON s.segment_id = f.source_segment_ids[1]
+            WHERE s.segment_id IS NULL
+               OR NOT list_contains(s.entity_ids, f.head_entity_id)
+               OR NOT list_contains(s.entity_ids, f.tail_entity_id)
+               OR NOT contains(s.text, f.head_name) OR NOT contains(s.text, f.tail_name)
+            """
+        ).fetchone()[0]
+        names, distinct_names = con.execute(
+            "SELECT count(*), count(DISTINCT name) FROM lance_entities"
+        ).fetchone()
+    finally:
+        con.close()
+    assert orphans == 0
+    assert unsupported == 0
+    assert names == distinct_names
+    vectors = segments.column("vector").combine_chunks().flatten().to_numpy()
+    norms = (vectors.reshape(segments.num_rows, -1) ** 2).sum(axis=1)
+    assert norms == pytest.approx(1.0, abs=1e-4)
+
+
+def test_every_strategy_answers_a_generated_question(
+    synthetic: synthetic_memory.SyntheticSummary,
+) -> None:
+    con = Workspace.at(synthetic.root).connect(read_only=True)
+    try:
+        question = synthetic_memory.synthetic_questions(con, 1)[0]
+    finally:
+        con.close()
+    with Memory.open(synthetic.root) as memory:
+        assert memory.snapshot.snapshot_id == synthetic.snapshot_id
+        assert memory.snapshot.counts["facts"] == FACTS
+        for strategy in STRATEGIES:
+            result = memory.query(question, strategy=strategy, k=5)
+            assert result.hits, f"{strategy} returned nothing for {question!r}"
+            json.dumps(result.explanation)
+
+
+def test_cached_workspace_is_reused(synthetic: synthetic_memory.SyntheticSummary) -> None:
+    marker = synthetic_memory.MARKER
+    before = (Workspace.at(synthetic.root).root / marker).stat().st_mtime_ns
+    again = synthetic_memory.cached(synthetic.root, FACTS)
+    assert again == synthetic
+    assert (Workspace.at(synthetic.root).root / marker).stat().st_mtime_ns == before
+
+
+def test_unknown_snapshot_kind_fails_clearly(tmp_path, monkeypatch) -> None:
+    kinds = {**synthetic_memory.snapshots.LANCE_KINDS, "mystery": ("id", "text")}
+    monkeypatch.setattr(synthetic_memory.snapshots, "LANCE_KINDS", kinds)
+    with pytest.raises(ValueError, match="mystery"):
+        synthetic_memory.generate(tmp_path / "ws", 50)
+
+
+def test_generated_names_are_distinct_across_types() -> None:
+    entities = synthetic_memory.make_entities(40_000)
+    assert entities.get_column("name").n_unique() == entities.height
+    words = [synthetic_memory.word(i) for i in range(20_000)]
+    assert len(set(words)) == len(words)
+
+
+def test_sizes_and_ratios() -> None:
+    assert parse_sizes("sample, 100_000,2000") == ["sample", "100000", "2000"]
+    with pytest.raises(ValueError):
+        parse_sizes("sample,lots")
+    rows = [
+        StrategyLatency("s", "dense", 3, 5.0, 2.0, 4.0),
+        StrategyLatency("s", "bm25", 3, 1.0, 1.0, 6.0),
+        StrategyLatency("s", "broken", 3, error="RuntimeError: no"),
+    ]
+    ratios = {r.strategy: r.ratio_to_dense for r in with_ratios(rows)}
+    assert ratios == {
+        "dense": {"p50": 1.0, "p95": 1.0},
+        "bm25": {"p50": 0.5, "p95": 1.5},
+        "broken": {"p50": None, "p95": None},
+    }
+
+
+def test_cli_bench_retrieval_end_to_end(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("KGMEM_HOME", str(tmp_path / "unused"))
+    output = tmp_path / "latency.json"
+    argv = ["bench", "retrieval", "--sizes", "300", "--queries", "2", "--strategies", "all"]
+    argv += ["--json-out", str(output), "--home", str(tmp_path / "home")]
+    assert main(argv) == 0
+    payload = json.loads(output.read_text())
+    [size] = payload["sizes"]
+    assert size["size"] == "300" and size["counts"]["facts"] == 300
+    assert size["peak_rss_mib"] > 0
+    rows = {r["strategy"]: r for r in size["rows"]}
+    assert list(rows) == ["dense", *[s for s in STRATEGIES if s != "dense"]]
+    for name, row in rows.items():
+        assert row["error"] is None, f"{name}: {row['error']}"
+        assert row["queries"] == 2
+        assert 0 < row["p50_ms"] <= row["p95_ms"]
+        assert row["first_query_ms"] > 0 and row["python_peak_mib"] > 0
+        assert row["ratio_to_dense"]["p50"] == round(row["p50_ms"] / rows["dense"]["p50_ms"], 3)
+        assert row["ratio_to_dense"]["p95"] == round(row["p95_ms"] / rows["dense"]["p95_ms"], 3)
+    assert rows["dense"]["ratio_to_dense"] == {"p50": 1.0, "p95": 1.0}
+    assert (tmp_path / "home" / "bench_retrieval" / "synthetic-300" / "synthetic.json").exists()
+    printed = capsys.readouterr().out
+    assert "p50/dense" in printed and "first query / build" in printed
