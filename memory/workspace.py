@@ -9,9 +9,7 @@ and `dagster/` (the Dagster instance used by the CLI and the UI). The folder com
 from __future__ import annotations
 
 import os
-import random
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +17,10 @@ import duckdb
 import lancedb
 
 from schemas.warehouse import DDL
+from transforms.duckdb_connect import connect_waiting
 
 HOME_ENV = "KGMEM_HOME"
 DEFAULT_HOME = "kgmem_home"
-LOCK_TIMEOUT_S = 600.0
-"""How long opening the warehouse waits while another process holds its file lock."""
 _COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
@@ -40,25 +37,6 @@ def check_collection_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
-
-
-def connect_waiting(
-    path: str | Path, read_only: bool = False, timeout_s: float = LOCK_TIMEOUT_S
-) -> duckdb.DuckDBPyConnection:
-    """Open a DuckDB file, waiting (jittered backoff) while another process holds its lock.
-
-    DuckDB admits one writing process per file; processes that open, run one transaction and
-    close (as every stage does) therefore take turns instead of failing."""
-    deadline = time.monotonic() + timeout_s
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                raise
-        time.sleep(delay * (0.5 + random.random() / 2))
-        delay = min(delay * 2, 1.0)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ partition that failed half way, the stages' own ledgers skip the documents alrea
 Concurrency: `max_concurrent` partitions build at once, each in its own worker process (Beam
 and the models are CPU-bound, so threads would not overlap). The DuckDB warehouse admits one
 writing process at a time: every warehouse access is one short transaction on a connection
-that waits for the file lock (`memory.workspace.connect_waiting`), so transactions of
+that waits for the file lock (`transforms.duckdb_connect`), so transactions of
 different partitions are serialized while their Beam and model work overlaps; a partition
 only ever writes its own collection's rows, LanceDB tables and Parquet folders. The LLM stage
 declares the Dagster pool "llm", whose limit (`llm_slots`, set on the instance unless one is

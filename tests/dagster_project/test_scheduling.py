@@ -283,3 +283,18 @@ def test_backfill_resumes_after_a_failed_partition_without_redoing_finished_ones
     )
     assert [r["collection"] for r in state] == ["bfa", "bfb"]
     assert _content_hashes(home) == expected
+
+
+def test_backfill_of_a_day_range_splits_and_builds_only_those_days(tmp_path, capsys):
+    log = tmp_path / "log"
+    log.mkdir()
+    shutil.copy(CONVERSATION, log / CONVERSATION.name)
+    home = tmp_path / "home"
+    warehouse = _register(home, {"chatlog": log})
+    first_day = min(t["timestamp"][:10] for s in _sessions() for t in s["turns"])
+    argv = ["backfill", "--from", first_day, "--to", first_day, "--split", "chatlog"]
+    assert main([*argv, "--llm-backend", "none", "--home", str(home)]) == 0
+    assert f"chatlog-{first_day}: built" in capsys.readouterr().err
+    days = [r["name"] for r in warehouse.rows("SELECT name FROM collections ORDER BY name")]
+    assert days == ["chatlog", f"chatlog-{first_day}"]
+    assert set(_content_hashes(home)) == {f"chatlog-{first_day}"}

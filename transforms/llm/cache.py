@@ -24,8 +24,8 @@ from pathlib import Path
 
 import duckdb
 
-from memory.workspace import connect_waiting
 from schemas.llm_outputs import LLM_CACHE_DDL
+from transforms.duckdb_connect import connect_waiting
 from transforms.ids import content_id
 from transforms.llm.base import Completion
 
