@@ -7,5 +7,11 @@ STRATEGY_NAMES = (
     "memorai_dwpr",
     "gram_paths",
     "kgermar_fusion",
+    "personalai_astar",
+    "personalai_water_circles",
+    "personalai_beam",
+    "personalai_wc_bs",
+    "personalai_astar_bs",
+    "personalai_astar_wc",
     "real_beam",
 )
