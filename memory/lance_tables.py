@@ -3,7 +3,8 @@
 Rows are keyed (segment or entity id plus a content column); only rows that are new or
 changed are embedded and added, rows no longer wanted are deleted, and nothing is written
 when nothing changed, so an unchanged rebuild leaves the table version (and so the
-snapshot) as it was. The full-text index is rebuilt only after a change.
+snapshot) as it was. Indexes (full text; IVF_PQ vectors on large tables) are rebuilt
+only after a change.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from dataclasses import dataclass
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS
+from lancedb.index import FTS, IvfPq
 
 _SAFE_ID = re.compile(r"^[0-9a-f]+$")
+VECTOR_INDEX_MIN_ROWS = 100_000
+ROWS_PER_PARTITION = 4_096
+PQ_SUB_VECTORS = 48
+PQ_BITS = 4
+KMEANS_ITERATIONS = 10
+KMEANS_SAMPLE_RATE = 64
 
 
 @dataclass(frozen=True)
@@ -57,9 +64,31 @@ def sync_table(
             table.add(_with_vectors(desired.take(to_add), embed, embed_column))
         if not stale and not to_add:
             return SyncResult(0, 0, table.version)
-    if fts_column is not None and table.count_rows() > 0:
-        table.create_index(fts_column, config=FTS(), replace=True)
+    build_indexes(table, fts_column)
     return SyncResult(len(to_add), len(to_delete), table.version)
+
+
+def build_indexes(table: lancedb.table.Table, fts_column: str | None = None) -> None:
+    """(Re)build a table's indexes after a change: the native full-text index on
+    `fts_column`, and an IVF_PQ index on `vector` once the table has
+    `VECTOR_INDEX_MIN_ROWS` rows (below that a flat scan is exact and as fast).
+
+    IVF_PQ: L2 distance, one partition per `ROWS_PER_PARTITION` rows, 48 sub-vectors
+    (8 dims each of MiniLM's 384) and 4-bit codes; 8-bit codes took 40-170 s per 100k
+    rows on 2 cores against 2-3 s for 4-bit, at the same query latency."""
+    rows = table.count_rows()
+    if fts_column is not None and rows > 0:
+        table.create_index(fts_column, config=FTS(), replace=True)
+    if rows >= VECTOR_INDEX_MIN_ROWS:
+        config = IvfPq(
+            distance_type="l2",
+            num_partitions=max(1, rows // ROWS_PER_PARTITION),
+            num_sub_vectors=PQ_SUB_VECTORS,
+            num_bits=PQ_BITS,
+            max_iterations=KMEANS_ITERATIONS,
+            sample_rate=KMEANS_SAMPLE_RATE,
+        )
+        table.create_index("vector", config=config, replace=True)
 
 
 def _table_names(db: lancedb.DBConnection) -> list[str]:

@@ -1,9 +1,9 @@
 """Immutable memory snapshots: what they pin, how their content hash is computed, listing.
 
 A snapshot pins the DuckDB recorded-time cutoff (fact versions recorded later are
-invisible to it) and the LanceDB table versions of its collection's segments,
-entities and facts. Its id derives from its content hash, so a rebuild that changed nothing maps to
-the same snapshot rather than minting a new one.
+invisible to it) and the LanceDB table versions of its collection's segments, entities,
+entity contexts, facts and structural bank. Its id derives from its content hash, so a
+rebuild that changed nothing maps to the same snapshot rather than minting a new one.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ LANCE_KINDS = {
     "segments": ("segment_id", "text"),
     "entities": ("entity_id", "description"),
     "facts": ("fact_id", "statement"),
+    "contexts": ("entity_id", "contexts"),
     "structure": ("entity_id", "graph_hash"),
 }
 """LanceDB tables a snapshot pins: kind -> (key column, content column hashed)."""
-OPTIONAL_KINDS = frozenset({"structure"})
+OPTIONAL_KINDS = frozenset({"contexts", "structure"})
 """Kinds whose table may be missing (a workspace built before it existed, or with no
 entities): left out of the snapshot and of its hash, so older hashes stay valid."""
 

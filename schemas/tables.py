@@ -178,6 +178,10 @@ LANCE_ENTITIES = pa.schema(
 )
 """Entities in LanceDB; `description` (name, type and aliases) is what gets embedded."""
 
+LANCE_ENTITY_CONTEXTS = pa.schema([("entity_id", pa.string()), ("contexts", pa.string())])
+"""KGERMAR entity contexts in LanceDB: the marked 64-token windows around an entity's
+mentions; the `vector` added when embedding is the span-pooled context embedding."""
+
 LANCE_FACTS = pa.schema(
     [
         ("fact_id", pa.string()),

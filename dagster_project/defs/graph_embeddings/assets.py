@@ -14,8 +14,15 @@ from memory.facts import THETA_STABLE
 from memory.lance_tables import sync_table
 from memory.structure_table import StructureSync, entity_vectors, sync_structure
 from memory.workspace import lance_table_name
-from schemas.tables import EXTRACTABLE_KINDS, LANCE_ENTITIES, LANCE_FACTS, LANCE_SEGMENTS
+from schemas.tables import (
+    EXTRACTABLE_KINDS,
+    LANCE_ENTITIES,
+    LANCE_ENTITY_CONTEXTS,
+    LANCE_FACTS,
+    LANCE_SEGMENTS,
+)
 from transforms.embedding import encode
+from transforms.entity_contexts import context_rows, span_pooled_encoder
 from transforms.graph_links import entity_description, fact_statement, segment_entity_ids
 
 DESCRIPTION_FACTS = 8
@@ -56,6 +63,12 @@ WHERE collection = ? AND recorded_to IS NULL AND operation <> 'retract' AND vali
   AND confidence >= ?
 ORDER BY ALL
 """
+MENTIONS_SQL = """
+SELECT m.text AS surface, m.segment_id, s.text AS segment_text, m.char_start, m.char_end
+FROM entity_mentions m
+JOIN segments s ON s.collection = m.collection AND s.segment_id = m.segment_id
+WHERE m.collection = ?
+"""
 ENTITIES_SQL = """
 SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
 FROM entities e JOIN entity_aliases a ON a.collection = e.collection AND a.entity_id = e.entity_id
@@ -73,8 +86,9 @@ def graph_embeddings(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
 ) -> dg.MaterializeResult:
     """MiniLM embeddings of every chunk and turn (with their entity links), of every entity
-    description and of every fact statement, in LanceDB tables with full-text indexes on
-    segment text and fact statements."""
+    description, of every entity's mention contexts (KGERMAR's C = 64 tokens, span-pooled)
+    and of every fact statement, in LanceDB tables with full-text indexes on segment text
+    and fact statements; then KGERMAR's R-GCN structural bank over the current facts."""
     started = time.perf_counter()
     collection = context.partition_key
     segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
@@ -124,7 +138,22 @@ def graph_embeddings(
         embed_column="statement",
         fts_column="statement",
     )
-    entity_ids, vectors = entity_vectors(db, lance_table_name(collection, "entities"))
+    context_sync = sync_table(
+        db,
+        lance_table_name(collection, "contexts"),
+        pa.Table.from_pylist(
+            context_rows(
+                warehouse.rows(MENTIONS_SQL, [collection]), warehouse.entity_of(collection)
+            ),
+            schema=LANCE_ENTITY_CONTEXTS,
+        ),
+        key="entity_id",
+        embed=span_pooled_encoder(settings.encoder_model, settings.batch_size),
+        embed_column="contexts",
+    )
+    entity_ids, vectors = entity_vectors(
+        db, lance_table_name(collection, "entities"), lance_table_name(collection, "contexts")
+    )
     rgcn = settings.rgcn()
     structure = sync_structure(
         db,
@@ -134,7 +163,7 @@ def graph_embeddings(
         warehouse.rows(GRAPH_FACTS_SQL, [collection, settings.rgcn_min_confidence]),
         rgcn,
     )
-    syncs = (segment_sync, entity_sync, fact_sync)
+    syncs = (segment_sync, entity_sync, fact_sync, context_sync)
     embedded = sum(s.added for s in syncs)
     return stage_result(
         started=started,
@@ -144,6 +173,7 @@ def graph_embeddings(
         segments_version=segment_sync.version,
         entities_version=entity_sync.version,
         facts_version=fact_sync.version,
+        contexts_version=context_sync.version,
         structure_version=structure.version,
         encoder=settings.encoder_model,
         **_training_metadata(structure, rgcn.as_dict()),

@@ -1,0 +1,74 @@
+"""KGERMAR entity contexts: 64-token windows around mentions, span-pooled embeddings."""
+
+import numpy as np
+
+from transforms.embedding import DEFAULT_ENCODER, encode
+from transforms.entity_contexts import (
+    MAX_MENTIONS,
+    SPAN_CLOSE,
+    SPAN_OPEN,
+    WINDOW_SEPARATOR,
+    context_rows,
+    context_window,
+    encode_contexts,
+    split_marked,
+)
+
+TEXT = " ".join(f"w{i}" for i in range(100))
+
+
+def test_window_is_centred_and_bounded():
+    start = TEXT.index("w50")
+    window = context_window(TEXT, start, start + 3, tokens=10)
+    assert window == f"w46 w47 w48 w49 {SPAN_OPEN}w50{SPAN_CLOSE} w51 w52 w53 w54 w55"
+    plain, s, e = split_marked(window)
+    assert plain[s:e] == "w50" and len(plain.split()) == 10
+
+
+def test_window_shifts_at_the_text_edges():
+    assert context_window(TEXT, 0, 2, tokens=5) == f"{SPAN_OPEN}w0{SPAN_CLOSE} w1 w2 w3 w4"
+    end = TEXT.index("w99")
+    assert context_window(TEXT, end, end + 3, tokens=4) == f"w96 w97 w98 {SPAN_OPEN}w99{SPAN_CLOSE}"
+
+
+def test_rows_resolve_surfaces_and_cap_mentions():
+    text = "Priya Natarajan works at the Harborview Office in Rotterdam."
+    mentions = [
+        {
+            "surface": "Priya Natarajan",
+            "segment_id": f"s{i:02d}",
+            "segment_text": text,
+            "char_start": 0,
+            "char_end": 15,
+        }
+        for i in range(MAX_MENTIONS + 3)
+    ] + [
+        {
+            "surface": "Nobody",
+            "segment_id": "s00",
+            "segment_text": text,
+            "char_start": 0,
+            "char_end": 5,
+        },
+        {
+            "surface": "Rotterdam",
+            "segment_id": "s00",
+            "segment_text": text,
+            "char_start": 50,
+            "char_end": 999,
+        },
+    ]
+    rows = context_rows(mentions, {"priya natarajan": "e1", "rotterdam": "e2"})
+    assert [r["entity_id"] for r in rows] == ["e1"], "unknown names and bad offsets skipped"
+    assert len(rows[0]["contexts"].split(WINDOW_SEPARATOR)) == MAX_MENTIONS
+
+
+def test_span_pooling_depends_on_the_context_and_the_span():
+    river = context_window("We walked along the bank of the river.", 20, 24)
+    money = context_window("We deposited cash at the bank downtown.", 25, 29)
+    vectors = encode_contexts([river, money, river], DEFAULT_ENCODER)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(vectors[0], vectors[2])
+    assert float(vectors[0] @ vectors[1]) < 0.99, "the same word in other contexts differs"
+    sentence = encode(["We walked along the bank of the river."])[0]
+    assert float(vectors[0] @ sentence) < 0.99, "the span is pooled, not the whole sentence"

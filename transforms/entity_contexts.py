@@ -1,0 +1,116 @@
+"""KGERMAR's entity text embedding: e_text = MeanPool(LM(context_C(e, d))), C = 64 tokens.
+
+For each entity, the text around its mentions is embedded and the token vectors of the
+mention span are mean-pooled, so the vector says what the entity *is in its context*
+rather than what its name looks like. The paper pools a 3B LM's hidden states over the
+span of one mention; here the sentence encoder (MiniLM by default) plays the LM, and an
+entity with several mentions averages the pooled vectors of its first `MAX_MENTIONS`
+mentions (ordered by segment id and offset, so the choice is deterministic) — the paper
+builds one graph per context and is silent on entities seen in several contexts.
+
+The window is `CONTEXT_TOKENS` whitespace tokens including the mention (half before,
+half after, shifted when the text ends), cut from the mention's segment. Windows are
+stored as text with the span marked by `SPAN_OPEN`/`SPAN_CLOSE`, so the LanceDB sync
+re-embeds only entities whose windows changed; `span_pooled_encoder` reads the marks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from transforms.consolidation import normalize_name
+from transforms.embedding import load_encoder
+
+CONTEXT_TOKENS = 64
+MAX_MENTIONS = 8
+SPAN_OPEN, SPAN_CLOSE = "⟦", "⟧"
+WINDOW_SEPARATOR = "\n⁂\n"
+_MARKS = str.maketrans("", "", SPAN_OPEN + SPAN_CLOSE + "⁂")
+
+
+def context_window(text: str, start: int, end: int, tokens: int = CONTEXT_TOKENS) -> str:
+    """`tokens` whitespace tokens of `text` around the span [start, end), span marked."""
+    clean = text.translate(_MARKS)
+    before, span, after = clean[:start].split(), clean[start:end], clean[end:].split()
+    budget = max(tokens - len(span.split()), 0)
+    left = min(len(before), budget // 2 + max(budget - budget // 2 - len(after), 0))
+    right = min(len(after), budget - left)
+    pieces = [*before[len(before) - left :], f"{SPAN_OPEN}{span}{SPAN_CLOSE}", *after[:right]]
+    return " ".join(pieces)
+
+
+def context_rows(
+    mentions: Iterable[Mapping[str, object]], entity_of: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """One row per entity: `entity_id` and `contexts` (its marked windows, joined).
+
+    `mentions` rows carry `surface`, `segment_id`, `segment_text`, `char_start` and
+    `char_end` (offsets in the segment); a surface resolves through `entity_of`
+    (normalised key -> entity id), unresolved ones are skipped."""
+    found: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+    for m in mentions:
+        entity = entity_of.get(normalize_name(str(m["surface"])))
+        text, start, end = str(m["segment_text"]), int(m["char_start"]), int(m["char_end"])
+        if entity is None or not 0 <= start < end <= len(text):
+            continue
+        found[entity].append((str(m["segment_id"]), start, context_window(text, start, end)))
+    return [
+        {
+            "entity_id": entity,
+            "contexts": WINDOW_SEPARATOR.join(w for *_, w in sorted(ws)[:MAX_MENTIONS]),
+        }
+        for entity, ws in sorted(found.items())
+    ]
+
+
+def split_marked(window: str) -> tuple[str, int, int]:
+    """(plain text, span start, span end) of a marked window."""
+    start = window.index(SPAN_OPEN)
+    end = window.index(SPAN_CLOSE) - len(SPAN_OPEN)
+    return window.replace(SPAN_OPEN, "").replace(SPAN_CLOSE, ""), start, end
+
+
+def span_pooled_encoder(model: str, batch_size: int = 64) -> Callable[[Sequence[str]], np.ndarray]:
+    """An `embed` function for `sync_table`: contexts strings -> normalised entity vectors."""
+    return functools.partial(encode_contexts, model=model, batch_size=batch_size)
+
+
+def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -> np.ndarray:
+    """Per contexts string: mean over its windows of the span-pooled token vectors."""
+    import torch
+
+    encoder = load_encoder(model)
+    transformer = encoder[0]
+    windows = [
+        (row, *split_marked(w)) for row, c in enumerate(contexts) for w in c.split(WINDOW_SEPARATOR)
+    ]
+    dim = encoder.get_embedding_dimension()
+    sums, counts = np.zeros((len(contexts), dim), np.float32), np.zeros(len(contexts))
+    for first in range(0, len(windows), batch_size):
+        batch = windows[first : first + batch_size]
+        tokens = transformer.tokenizer(
+            [text for _, text, _, _ in batch],
+            padding=True,
+            truncation=True,
+            max_length=transformer.max_seq_length,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        offsets = tokens.pop("offset_mapping").numpy()
+        with torch.no_grad():
+            hidden = transformer.auto_model(**tokens.to(encoder.device)).last_hidden_state
+        hidden = hidden.float().cpu().numpy()
+        mask = tokens["attention_mask"].cpu().numpy().astype(bool)
+        for i, (row, _, start, end) in enumerate(batch):
+            real = mask[i] & (offsets[i, :, 1] > offsets[i, :, 0])
+            span = real & (offsets[i, :, 0] < end) & (offsets[i, :, 1] > start)
+            chosen = span if span.any() else real
+            sums[row] += hidden[i][chosen].mean(axis=0)
+            counts[row] += 1
+    vectors = sums / np.maximum(counts, 1)[:, None]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
