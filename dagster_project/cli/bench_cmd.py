@@ -86,13 +86,20 @@ def run_retrieval(args: argparse.Namespace) -> int:
     with Progress(*columns, console=console) as progress:
         current: list[int] = []
 
-        def task(description: str, total: int | None) -> None:
+        def finish() -> None:
             if current:
+                done = progress.tasks[-1]
                 progress.update(current[-1], visible=False)
+                if not console.is_terminal:  # no live bar: one line per finished step
+                    console.print(f"{done.description}: {done.elapsed or 0:.1f} s")
+
+        def task(description: str, total: int | None) -> None:
+            finish()
             current.append(progress.add_task(description, total=total))
 
         hooks = Hooks(task=task, advance=lambda: current and progress.advance(current[-1]))
         results = run_benchmark(sizes, args.queries, strategies, args.home, hooks)
+        finish()
     payload = {
         "k": 10,
         "queries": args.queries,
