@@ -18,7 +18,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io import parquetio
 
-from pipelines.options import DEFAULT_RUNNER, launch
+from pipelines.options import add_runner_arguments, launch
 from pipelines.parquet_io import clear_shards, read_shards
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
@@ -121,7 +121,7 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
     parser.add_argument("--threads", type=int, help="llama.cpp threads")
     parser.add_argument("--no-grammar", action="store_true", help="llama.cpp: no JSON grammar")
-    parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    add_runner_arguments(parser)
     args, beam_flags = parser.parse_known_args(argv)
     cfg = LLMStageConfig(
         cache_path=args.cache,

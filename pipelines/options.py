@@ -3,6 +3,18 @@
 `PipelineOptions()` parses the process's argv by default, which breaks under pytest and
 CLI wrappers; kgmem always passes explicit flags. Each stage configuration declares its own
 command-line flags (`add_arguments`) and reads them back (`from_args`) for `run_stage`.
+
+Runners (`pipeline_options`): the configured runner and DirectRunner mode become flags placed
+*before* the pass-through flags, so a pass-through flag (`--runner=FlinkRunner`,
+`--direct_num_workers=4`) wins, as on any Beam command line. Runner-specific flags
+(`--flink_master`, `--spark_master_url`, `--job_endpoint`, `--environment_type`,
+`--project`, `--region`, `--temp_location`, `--sdk_container_image`, `--prism_location`)
+pass through untouched. `DirectRunner` means Beam's Python direct runner, the FnApiRunner,
+in the configured mode: since Beam 2.6x the plain `DirectRunner` name first tries Prism when
+its binary can be had (downloaded from GitHub at first use) and silently ignores
+`direct_running_mode` there, so the same setting would run differently on- and offline.
+Prism is one setting away (`PrismRunner`), and `--runner=DirectRunner` as a pass-through
+flag still gets Beam's switching behaviour.
 """
 
 from __future__ import annotations
@@ -20,20 +32,47 @@ from transforms.ner import SPACY_BACKEND
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 DEFAULT_RUNNER = "DirectRunner"
+DIRECT_RUNNER_IMPL = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
+"""What `DirectRunner` resolves to: the Python direct runner, which honours the mode."""
+DIRECT_RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
 NER_BACKENDS = (SPACY_BACKEND, HF_BACKEND)
 _DEFAULT_NER_MODELS = {SPACY_BACKEND: DEFAULT_SPACY_MODEL, HF_BACKEND: DEFAULT_HF_NER_MODEL}
+
+
+def runner_flags(
+    runner: str = DEFAULT_RUNNER,
+    direct_running_mode: str = "in_memory",
+    direct_num_workers: int | None = None,
+) -> list[str]:
+    """The flags naming `runner`; for `DirectRunner` also its mode and worker count
+    (`direct_num_workers`: None is one per CPU outside `in_memory`, which runs one)."""
+    if runner != DEFAULT_RUNNER:
+        return [f"--runner={runner}"]
+    if direct_running_mode not in DIRECT_RUNNING_MODES:
+        raise ValueError(
+            f"direct_running_mode must be one of {DIRECT_RUNNING_MODES}, "
+            f"not {direct_running_mode!r}"
+        )
+    if direct_num_workers is not None and direct_num_workers < 0:
+        raise ValueError("direct_num_workers must be >= 0 (0: one per CPU)")
+    workers = 1 if direct_running_mode == "in_memory" else direct_num_workers or 0
+    return [
+        f"--runner={DIRECT_RUNNER_IMPL}",
+        f"--direct_running_mode={direct_running_mode}",
+        f"--direct_num_workers={workers}",
+    ]
 
 
 def pipeline_options(
     runner: str = DEFAULT_RUNNER,
     direct_running_mode: str = "in_memory",
     extra_flags: Sequence[str] = (),
+    direct_num_workers: int | None = None,
 ) -> PipelineOptions:
-    """Options for `runner`; `extra_flags` are passed through (e.g. `--flink_master=...`)."""
-    options = {"runner": runner}
-    if runner == DEFAULT_RUNNER:
-        options["direct_running_mode"] = direct_running_mode
-    return PipelineOptions(flags=list(extra_flags), **options)
+    """Options for `runner`; `extra_flags` are passed through after the runner's own flags
+    (e.g. `--flink_master=host:8081`) and win over them."""
+    flags = runner_flags(runner, direct_running_mode, direct_num_workers)
+    return PipelineOptions(flags=[*flags, *extra_flags])
 
 
 @dataclass(frozen=True)
@@ -117,15 +156,33 @@ def run_stage(
     config_type: type[ConfigT] = SpacyStageConfig,
 ) -> None:
     """Shared command line of the stage pipelines: `--input GLOB --output PREFIX
-    [--runner R]`, the flags of `config_type` (e.g. `--model M`) and any Beam flag; with
-    `test_pipeline`, only build onto it."""
+    [--runner R] [--direct_running_mode M] [--direct_num_workers N]`, the flags of
+    `config_type` (e.g. `--model M`) and any Beam flag; with `test_pipeline`, only build
+    onto it."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--input", required=True, help="glob of input Parquet files")
     parser.add_argument("--output", required=True, help="prefix of the output shards")
-    parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    add_runner_arguments(parser)
     config_type.add_arguments(parser)
     args, beam_flags = parser.parse_known_args(argv)
     launch(build, args, config_type.from_args(args), beam_flags, test_pipeline)
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--runner`, `--direct_running_mode` and `--direct_num_workers` of a stage command
+    line; any other Beam flag (`--flink_master=...`) passes through unparsed."""
+    parser.add_argument("--runner", default=DEFAULT_RUNNER, help="Beam runner name")
+    parser.add_argument("--direct_running_mode", choices=DIRECT_RUNNING_MODES, default="in_memory")
+    parser.add_argument(
+        "--direct_num_workers", type=int, default=None, help="DirectRunner workers (0: per CPU)"
+    )
+
+
+def stage_options(args: argparse.Namespace, beam_flags: Sequence[str]) -> PipelineOptions:
+    """Options of a stage command line: its runner arguments and pass-through Beam flags."""
+    return pipeline_options(
+        args.runner, args.direct_running_mode, beam_flags, args.direct_num_workers
+    )
 
 
 def launch(
@@ -135,11 +192,9 @@ def launch(
     beam_flags: Sequence[str],
     test_pipeline: beam.Pipeline | None = None,
 ) -> None:
-    """Build a stage from parsed `--input`, `--output` and `--runner` with `cfg`, and run it
-    to completion; onto `test_pipeline` instead, only build (the test runs it)."""
-    p = test_pipeline or beam.Pipeline(
-        options=pipeline_options(args.runner, extra_flags=beam_flags)
-    )
+    """Build a stage from parsed `--input`, `--output` and runner arguments with `cfg`, and
+    run it to completion; onto `test_pipeline` instead, only build (the test runs it)."""
+    p = test_pipeline or beam.Pipeline(options=stage_options(args, beam_flags))
     build(p, args.input, args.output, cfg)
     if test_pipeline is None:
         p.run().wait_until_finish()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import apache_beam as beam
 from apache_beam.io import parquetio
 
-from pipelines.options import DEFAULT_RUNNER, launch
+from pipelines.options import add_runner_arguments, launch
 from schemas.tables import RELATION_CANDIDATES
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import (
@@ -48,7 +48,7 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
     parser.add_argument("--home", default=None, help="kgmem workspace holding probe artifacts")
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW)
     parser.add_argument("--min-confidence", type=float, default=0.0)
-    parser.add_argument("--runner", default=DEFAULT_RUNNER)
+    add_runner_arguments(parser)
     args, beam_flags = parser.parse_known_args(argv)
     cfg = ClassifierConfig(
         backend=args.backend,

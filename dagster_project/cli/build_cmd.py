@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
 from dagster_project.cli.common import add_home, console, out
 from memory.workspace import Workspace
 
@@ -21,6 +22,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     build.add_argument("--ner-backend", choices=["spacy", "hf"], help="NER backend")
     build.add_argument("--ner-model", help="NER model: spaCy package/path or HF model id/path")
     build.add_argument("--encoder", help="sentence-transformers model id or path")
+    add_beam_arguments(build)
     add_home(build)
     return build
 
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         "ner_model": args.ner_model,
         "encoder_model": args.encoder,
     }
-    settings = PipelineSettings(**{k: v for k, v in overrides.items() if v is not None})
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    settings = PipelineSettings(**overrides, **beam_overrides(args))
     workspace = Workspace.at(args.home)
     summaries = build_with_progress(args.collection, args.input, workspace, settings)
     if summaries is None:

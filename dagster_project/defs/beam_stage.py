@@ -1,8 +1,8 @@
 """Running a per-segment Beam pipeline for the documents a stage has not processed yet.
 
 Shared by the NER and relation stages: select the pending documents, hand their rows to
-Beam as Parquet, run the pipeline on the configured runner, and load the sharded output
-back into the warehouse for exactly those documents.
+Beam as Parquet shards (`parquet_shard_rows` each), run the pipeline on the configured
+runner, and load the sharded output back into the warehouse for exactly those documents.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def run_beam_stage(
     output_prefix = folder / "output" / "part"
     clear_shards(output_prefix)
     if inputs.num_rows:
-        input_pattern = write_input(inputs, folder / "input")
+        input_pattern = write_input(inputs, folder / "input", settings.parquet_shard_rows)
         with beam.Pipeline(options=settings.beam_options()) as p:
             build(p, input_pattern, str(output_prefix), config or settings.spacy_stage())
     output = read_shards(output_prefix, output_schema)

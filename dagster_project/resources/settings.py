@@ -9,6 +9,7 @@ import dagster as dg
 from pydantic import Field
 
 from pipelines.options import DEFAULT_RUNNER, NerBackendConfig, SpacyStageConfig, pipeline_options
+from pipelines.parquet_io import DEFAULT_SHARD_ROWS
 from transforms.embedding import DEFAULT_ENCODER
 from transforms.entity_resolution import ResolutionConfig
 from transforms.llm.config import LLMConfig, LLMStageConfig
@@ -60,13 +61,23 @@ class PipelineSettings(dg.ConfigurableResource):
         DEFAULT_ENCODER, description="sentence-transformers model id or path for embeddings"
     )
     beam_runner: str = Field(
-        DEFAULT_RUNNER, description="Beam runner (DirectRunner, PrismRunner, ...)"
+        DEFAULT_RUNNER,
+        description="Beam runner: DirectRunner, PrismRunner, PortableRunner, FlinkRunner, "
+        "SparkRunner, DataflowRunner (runner-specific options go in beam_flags)",
     )
     direct_running_mode: str = Field(
         "in_memory", description="DirectRunner mode: in_memory, multi_threading, multi_processing"
     )
     beam_flags: list[str] = Field(
         default_factory=list, description="extra Beam flags, e.g. ['--flink_master=host:8081']"
+    )
+    beam_workers: int | None = Field(
+        None,
+        description="DirectRunner workers (direct_num_workers) in multi_threading or "
+        "multi_processing mode; unset or 0: one per CPU",
+    )
+    parquet_shard_rows: int = Field(
+        DEFAULT_SHARD_ROWS, description="rows per Parquet input shard handed to a Beam stage"
     )
     batch_size: int = Field(64, description="segments per model batch")
     relation_aliases: dict[str, str] = Field(
@@ -138,7 +149,9 @@ class PipelineSettings(dg.ConfigurableResource):
 
     def beam_options(self):  # noqa: ANN201 (PipelineOptions)
         """Beam options for the configured runner."""
-        return pipeline_options(self.beam_runner, self.direct_running_mode, self.beam_flags)
+        return pipeline_options(
+            self.beam_runner, self.direct_running_mode, self.beam_flags, self.beam_workers
+        )
 
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
         """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless

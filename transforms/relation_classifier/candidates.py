@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.utils.shared import Shared
 
 from transforms.ids import content_id
 from transforms.pair_window import DEFAULT_WINDOW
@@ -144,14 +145,16 @@ def _candidate(
 
 class ClassifierRelationDoFn(beam.DoFn):
     """Beam DoFn: a batch of segments with mentions in, classified candidates out; the
-    backend is loaded once per worker in `setup`."""
+    backend is loaded once per worker process (`Shared`: every DoFn instance of the process,
+    one per bundle thread, acquires the same loaded backend in `setup`)."""
 
     def __init__(self, cfg: ClassifierConfig) -> None:
         self._cfg = cfg
+        self._shared = Shared()
         self._backend: RelationBackend | None = None
 
     def setup(self) -> None:
-        self._backend = load_backend(self._cfg)
+        self._backend = self._shared.acquire(lambda: load_backend(self._cfg), tag=repr(self._cfg))
 
     def process(self, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         assert self._backend is not None, "setup() loads the backend before process()"

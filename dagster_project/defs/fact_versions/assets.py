@@ -133,7 +133,7 @@ def _fold_in_beam(
     clear_shards(unmatched_prefix)
     if assertions:
         rows = pa.Table.from_pylist([asdict(a) for a in assertions], schema=ASSERTIONS)
-        pattern = write_input(rows, folder / "input")
+        pattern = write_input(rows, folder / "input", settings.parquet_shard_rows)
         cfg = fact_folding.FoldConfig(
             collection, str(unmatched_prefix), {r: d.effective for r, d in decisions.items()}
         )

@@ -1,0 +1,306 @@
+"""Beam runners from configuration: options built for every runner, sharded Parquet inputs,
+models shared per worker, and the extraction pipeline (entity mentions, then relation
+candidates) giving the same rows on the in-memory DirectRunner, the multi-processing
+DirectRunner and Prism (when its binary is on disk; it cannot be downloaded offline)."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import pickle
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.options.pipeline_options import (
+    DirectOptions,
+    FlinkRunnerOptions,
+    GoogleCloudOptions,
+    PortableOptions,
+    PrismRunnerOptions,
+    SparkRunnerOptions,
+    StandardOptions,
+    WorkerOptions,
+)
+from apache_beam.runners.runner import create_runner
+
+from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
+from dagster_project.defs.relation_candidates.assets import SEGMENTS_WITH_MENTIONS_SQL
+from dagster_project.resources import PipelineSettings
+from pipelines import entity_mentions, relation_candidates
+from pipelines.options import (
+    DIRECT_RUNNER_IMPL,
+    add_runner_arguments,
+    pipeline_options,
+    stage_options,
+)
+from pipelines.parquet_io import read_shards, write_input
+from pipelines.prism import offline_prism_binary, prism_release_name
+from schemas.tables import (
+    ENTITY_MENTIONS,
+    EXTRACTABLE_KINDS,
+    RELATION_CANDIDATES,
+    SEGMENT_WITH_MENTIONS,
+    SEGMENTS,
+)
+from transforms.relation_classifier import candidates as classifier_candidates
+from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
+
+# --- options ---------------------------------------------------------------------------
+
+
+def test_direct_runner_modes_and_workers():
+    default = pipeline_options()
+    assert default.view_as(StandardOptions).runner == DIRECT_RUNNER_IMPL
+    assert default.view_as(DirectOptions).direct_running_mode == "in_memory"
+    assert default.view_as(DirectOptions).direct_num_workers == 1
+    multi = pipeline_options(direct_running_mode="multi_processing", direct_num_workers=3)
+    assert multi.view_as(DirectOptions).direct_running_mode == "multi_processing"
+    assert multi.view_as(DirectOptions).direct_num_workers == 3
+    per_cpu = pipeline_options(direct_running_mode="multi_threading")
+    assert per_cpu.view_as(DirectOptions).direct_num_workers == 0
+    with pytest.raises(ValueError, match="direct_running_mode"):
+        pipeline_options(direct_running_mode="threads")
+
+
+def test_pass_through_flags_win_over_configuration():
+    options = pipeline_options(
+        extra_flags=["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    )
+    assert options.view_as(DirectOptions).direct_running_mode == "multi_processing"
+    assert options.view_as(DirectOptions).direct_num_workers == 2
+    switched = pipeline_options(extra_flags=["--runner=FlinkRunner"])
+    assert switched.view_as(StandardOptions).runner == "FlinkRunner"
+
+
+@pytest.mark.parametrize(
+    ("runner", "flags", "view", "expected"),
+    [
+        (
+            "PrismRunner",
+            ["--prism_location=/opt/prism"],
+            PrismRunnerOptions,
+            {"prism_location": "/opt/prism"},
+        ),
+        (
+            "PortableRunner",
+            ["--job_endpoint=localhost:8099", "--environment_type=LOOPBACK"],
+            PortableOptions,
+            {"job_endpoint": "localhost:8099", "environment_type": "LOOPBACK"},
+        ),
+        (
+            "FlinkRunner",
+            ["--flink_master=flink:8081"],
+            FlinkRunnerOptions,
+            {"flink_master": "flink:8081"},
+        ),
+        (
+            "SparkRunner",
+            ["--spark_master_url=spark://spark:7077", "--spark_submit_uber_jar"],
+            SparkRunnerOptions,
+            {"spark_master_url": "spark://spark:7077", "spark_submit_uber_jar": True},
+        ),
+        (
+            "DataflowRunner",
+            ["--project=p", "--region=europe-west4", "--temp_location=gs://b/tmp"],
+            GoogleCloudOptions,
+            {"project": "p", "region": "europe-west4", "temp_location": "gs://b/tmp"},
+        ),
+    ],
+)
+def test_runner_specific_flags_pass_through(
+    runner: str, flags: list[str], view: type, expected: dict[str, Any]
+):
+    options = PipelineSettings(beam_runner=runner, beam_flags=flags).beam_options()
+    assert options.view_as(StandardOptions).runner == runner
+    assert {k: getattr(options.view_as(view), k) for k in expected} == expected
+    assert options.view_as(DirectOptions).direct_num_workers == 1, "Direct flags stay unset"
+
+
+def test_dataflow_container_image_is_a_worker_option():
+    image = "europe-docker.pkg.dev/p/kgmem/beam:latest"
+    options = pipeline_options("DataflowRunner", extra_flags=[f"--sdk_container_image={image}"])
+    assert options.view_as(WorkerOptions).sdk_container_image == image
+
+
+@pytest.mark.parametrize("runner", ["PrismRunner", "PortableRunner", "FlinkRunner", "SparkRunner"])
+def test_portable_runner_names_resolve(runner: str):
+    assert type(create_runner(runner)).__name__ == runner
+    assert type(create_runner(DIRECT_RUNNER_IMPL)).__name__ == "FnApiRunner"
+
+
+def test_stage_and_build_command_lines_reach_the_options():
+    stage = argparse.ArgumentParser()
+    add_runner_arguments(stage)
+    args, rest = stage.parse_known_args(
+        ["--runner=SparkRunner", "--spark_master_url=spark://m:7077", "--environment_type=LOOPBACK"]
+    )
+    options = stage_options(args, rest)
+    assert options.view_as(StandardOptions).runner == "SparkRunner"
+    assert options.view_as(SparkRunnerOptions).spark_master_url == "spark://m:7077"
+    assert options.view_as(PortableOptions).environment_type == "LOOPBACK"
+
+    build = argparse.ArgumentParser()
+    add_beam_arguments(build)
+    parsed = build.parse_args(
+        ["--direct-running-mode=multi_processing", "--beam-workers=2", "--parquet-shard-rows=7"]
+    )
+    settings = PipelineSettings(**beam_overrides(parsed))
+    assert settings.parquet_shard_rows == 7
+    direct = settings.beam_options().view_as(DirectOptions)
+    assert (direct.direct_running_mode, direct.direct_num_workers) == ("multi_processing", 2)
+    flink = build.parse_args(["--beam-runner=FlinkRunner", "--beam-flag=--flink_master=f:8081"])
+    assert (
+        PipelineSettings(**beam_overrides(flink))
+        .beam_options()
+        .view_as(FlinkRunnerOptions)
+        .flink_master
+        == "f:8081"
+    )
+
+
+# --- sharded Parquet ---------------------------------------------------------------------
+
+
+def test_write_input_shards_by_rows(tmp_path: Path):
+    table = pa.table({"i": list(range(5))})
+    pattern = write_input(table, tmp_path / "in", shard_rows=2)
+    paths = sorted(glob.glob(pattern))
+    assert [pq.read_metadata(p).num_rows for p in paths] == [2, 2, 1]
+    assert pa.concat_tables(pq.read_table(p) for p in paths).column("i").to_pylist() == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    write_input(table.slice(0, 0), tmp_path / "in", shard_rows=2)
+    assert len(glob.glob(pattern)) == 1, "a re-run replaces the shards; empty is one shard"
+    with pytest.raises(ValueError):
+        write_input(table, tmp_path / "in", shard_rows=0)
+
+
+# --- models once per worker --------------------------------------------------------------
+
+
+def test_classifier_backend_loads_once_per_process(monkeypatch: pytest.MonkeyPatch):
+    loads: list[ClassifierConfig] = []
+
+    class Backend:
+        pass
+
+    def fake_load(cfg: ClassifierConfig) -> Backend:
+        loads.append(cfg)
+        return Backend()
+
+    monkeypatch.setattr(classifier_candidates, "load_backend", fake_load)
+    dofn = ClassifierRelationDoFn(ClassifierConfig(backend="hf", model="m"))
+    copies = [pickle.loads(pickle.dumps(dofn)) for _ in range(3)]  # one per bundle thread
+    for copy in copies:
+        copy.setup()
+    assert len(loads) == 1
+    assert len({id(copy._backend) for copy in copies}) == 1
+
+
+# --- the extraction pipeline on several runners --------------------------------------------
+
+TEXTS = [
+    "Priya Natarajan works at the Harborview Office.",
+    "The Harborview Office is located in Rotterdam.",
+    "Sam Okafor lives in Leeds.",
+    "Helen Whitfield is the CEO of Tonerline.",
+    "Marcus Bennett joined Tonerline in Amsterdam.",
+    "Priya Natarajan met Sam Okafor in Rotterdam.",
+    "Tonerline is headquartered in Amsterdam.",
+    "Sam Okafor works at Tonerline.",
+]
+SHARD_ROWS = 2
+
+
+def _segments() -> pa.Table:
+    rows = [
+        {
+            "segment_id": f"s{i}",
+            "collection": "c",
+            "doc_id": f"d{i // 3}",
+            "kind": "chunk",
+            "seq": i,
+            "text": text,
+            "char_start": 0,
+            "char_end": len(text),
+            "speaker": None,
+            "session_id": None,
+            "turn_id": None,
+            "observed_at": None,
+        }
+        for i, text in enumerate(TEXTS)
+    ]
+    return pa.Table.from_pylist(rows, schema=SEGMENTS)
+
+
+def _with_mentions(segments: pa.Table, mentions: pa.Table) -> pa.Table:
+    """The relation stage's input, by the asset's own SQL."""
+    con = duckdb.connect()
+    con.register("segments", segments)
+    con.register("entity_mentions", mentions)
+    params = {"collection": "c", "kinds": list(EXTRACTABLE_KINDS), "doc_ids": ["d0", "d1", "d2"]}
+    return (
+        con.sql(SEGMENTS_WITH_MENTIONS_SQL, params=params)
+        .to_arrow_table()
+        .cast(SEGMENT_WITH_MENTIONS)
+    )
+
+
+def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int]:
+    """Run NER then relations with `runner`; sorted rows of both, and NER output shards."""
+    segments = _segments()
+    common = [f"--runner={runner}", *flags]
+    ner_in = write_input(segments, root / "ner_in", SHARD_ROWS)
+    entity_mentions.run(["--input", ner_in, "--output", str(root / "ner_out" / "part"), *common])
+    mentions = read_shards(root / "ner_out" / "part", ENTITY_MENTIONS)
+    rel_in = write_input(_with_mentions(segments, mentions), root / "rel_in", SHARD_ROWS)
+    relation_candidates.run(
+        ["--input", rel_in, "--output", str(root / "rel_out" / "part"), *common]
+    )
+    candidates = read_shards(root / "rel_out" / "part", RELATION_CANDIDATES)
+    shards = len(glob.glob(str(root / "ner_out" / "part*.parquet")))
+    return _sorted(mentions), _sorted(candidates), shards
+
+
+def _sorted(table: pa.Table) -> list[tuple]:
+    return sorted(tuple(sorted(row.items())) for row in table.to_pylist())
+
+
+@pytest.fixture(scope="module")
+def in_memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, list, int]:
+    mentions, candidates, shards = _extract(
+        tmp_path_factory.mktemp("in_memory"), "DirectRunner", ["--direct_running_mode=in_memory"]
+    )
+    names = {dict(m)["text"] for m in mentions}
+    assert {"Priya Natarajan", "Rotterdam", "Tonerline"} <= names
+    assert candidates, "the dependency patterns find relations in these sentences"
+    return mentions, candidates, shards
+
+
+def test_multi_processing_direct_runner_matches_in_memory(tmp_path: Path, in_memory):
+    flags = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    mentions, candidates, shards = _extract(tmp_path, "DirectRunner", flags)
+    assert (mentions, candidates) == in_memory[:2]
+    assert shards >= 2, "two worker processes each wrote their own output shard"
+
+
+def test_prism_runner_matches_in_memory(tmp_path: Path, in_memory):
+    binary = offline_prism_binary()
+    if binary is None:
+        pytest.skip(
+            f"Prism needs its Go binary {prism_release_name()}, which apache_beam does not "
+            "ship and downloads from github.com/apache/beam/releases at first use; it is "
+            "not in ~/.apache_beam/cache/prism/bin, no --prism_location is set, and tests "
+            "never download"
+        )
+    flags = [f"--prism_location={binary}", "--environment_type=LOOPBACK"]
+    mentions, candidates, _ = _extract(tmp_path, "PrismRunner", flags)
+    assert (mentions, candidates) == in_memory[:2]
