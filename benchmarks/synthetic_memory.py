@@ -37,7 +37,8 @@ Choices (nothing here comes from a paper):
   latency in the same range (3-7 ms); recall does not matter on random vectors.
 
 `LANCE_KINDS` of `memory.snapshots` is read at run time: every kind a snapshot pins must
-have a writer here (`structure`: per-entity structural vectors, if that kind exists), and
+have a writer here (`contexts`: KGERMAR entity context windows; `structure`: per-entity
+structural vectors; each written only if that kind exists), and
 an unknown kind fails with a message naming it rather than writing a snapshot that
 strategies could not open.
 """
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -62,15 +64,24 @@ from lancedb.index import FTS, IvfPq
 from memory import snapshots
 from memory.facts import THETA_STABLE
 from memory.workspace import Workspace, lance_table_name
-from schemas.tables import EMBEDDING_DIM, LANCE_ENTITIES, LANCE_FACTS, LANCE_SEGMENTS
+from schemas.tables import (
+    EMBEDDING_DIM,
+    LANCE_ENTITIES,
+    LANCE_ENTITY_CONTEXTS,
+    LANCE_FACTS,
+    LANCE_SEGMENTS,
+)
 from transforms.consolidation import normalize_name
 from transforms.embedding import DEFAULT_ENCODER
+from transforms.entity_contexts import context_window
 from transforms.graph_links import entity_description, fact_statement
 from transforms.structural_bank import HASH_COLUMN
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bumped when the generated content changes, so cached workspaces are regenerated."""
 COLLECTION = "synthetic"
+WRITTEN_KINDS = frozenset({"segments", "entities", "facts", "contexts", "structure"})
+"""Snapshot table kinds this generator can write."""
 ENTITIES_PER_FACT = 0.25
 ZIPF_EXPONENT = 0.75
 FACTS_PER_SEGMENT = 3
@@ -415,8 +426,40 @@ def _write_structure(
     write_lance(db, "structure", table, STRUCTURE, seed + 1)
 
 
+def _write_contexts(
+    db: lancedb.DBConnection, segments: pl.DataFrame, facts: pl.DataFrame, seed: int
+) -> None:
+    """KGERMAR entity contexts (the `contexts` kind): for every entity named by a fact, the
+    marked `CONTEXT_TOKENS` window around its first mention (lowest segment id), as
+    `transforms.entity_contexts` writes them; entities in no fact have none, as entities
+    without mentions have none in a build. Vectors are random like every other here."""
+    mentions = (
+        pl.concat(
+            [
+                facts.select("segment_id", entity_id=f"{end}_entity_id", name=f"{end}_name")
+                for end in ("head", "tail")
+            ]
+        )
+        .sort("segment_id", "entity_id")
+        .unique("entity_id", keep="first")
+        .sort("entity_id")
+        .join(segments.select("segment_id", "text"), on="segment_id")
+    )
+    windows = []
+    for name, text in mentions.select("name", "text").iter_rows():
+        start, end = re.search(rf"\b{re.escape(name)}\b", text).span()  # a whole-word mention
+        windows.append(context_window(text, start, end))
+    table = pa.table(
+        {
+            "entity_id": mentions.get_column("entity_id").to_arrow(),
+            "contexts": pa.array(windows, pa.string()),
+        }
+    )
+    write_lance(db, "contexts", table, LANCE_ENTITY_CONTEXTS, seed)
+
+
 def _check_kinds() -> None:
-    unknown = sorted(set(snapshots.LANCE_KINDS) - {"segments", "entities", "facts", "structure"})
+    unknown = sorted(set(snapshots.LANCE_KINDS) - WRITTEN_KINDS)
     if unknown:
         raise ValueError(
             f"memory.snapshots.LANCE_KINDS pins table kind(s) {unknown} that the synthetic "
@@ -518,6 +561,9 @@ def generate(
     write_lance(db, "entities", described.to_arrow(), LANCE_ENTITIES, seed + 2)
     say(f"facts ({facts.height:,} rows)")
     write_lance(db, "facts", facts.to_arrow(), LANCE_FACTS, seed + 3, "statement")
+    if "contexts" in snapshots.LANCE_KINDS:
+        say(f"contexts ({entities.height:,} entities)")
+        _write_contexts(db, segments, facts, seed + 5)
     if "structure" in snapshots.LANCE_KINDS:
         say("structure")
         _write_structure(db, entities, facts, seed + 4)

@@ -45,6 +45,16 @@ def test_counts_in_equal_counts_out(synthetic: synthetic_memory.SyntheticSummary
     assert synthetic.facts == lance["facts"] == versions == distinct_facts == triples == FACTS
     assert synthetic.entities == lance["entities"] == entities
     assert synthetic.segments == lance["segments"] > FACTS // synthetic_memory.FACTS_PER_SEGMENT
+    for kind in ("contexts", "structure"):
+        if kind in synthetic_memory.snapshots.LANCE_KINDS:
+            table = db.open_table(lance_table_name(synthetic.collection, kind)).to_arrow()
+            assert 0 < table.num_rows <= entities
+            assert set(table.column("entity_id").to_pylist()) <= set(
+                db.open_table(lance_table_name(synthetic.collection, "entities"))
+                .to_arrow()
+                .column("entity_id")
+                .to_pylist()
+            )
 
 
 def test_facts_link_existing_entities_and_segments(
