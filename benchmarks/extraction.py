@@ -24,8 +24,14 @@ from pipelines import entity_mentions, relation_candidates
 from pipelines.options import NerBackendConfig, pipeline_options
 from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import EXTRACTABLE_KINDS, SEGMENT_WITH_MENTIONS, SEGMENTS
+from transforms.embedding import DEFAULT_ENCODER, encode
 from transforms.loaders import load_inputs
 from transforms.ner import NER_COMPONENTS, extract_mentions
+from transforms.relation_classifier.candidates import (
+    ClassifierConfig,
+    classify_segments,
+    load_backend,
+)
 from transforms.relations import PARSE_COMPONENTS
 from transforms.segmenting import segment_documents
 from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
@@ -79,12 +85,37 @@ def _stage_seconds(build: Callable[..., Any], rows: pa.Table, cfg: object) -> fl
         return time.perf_counter() - started
 
 
-def _bare_parse(texts: list[str], batch_size: int = 64) -> float:
-    nlp = load_spacy(DEFAULT_SPACY_MODEL, PARSE_COMPONENTS)
+def bare_parse(texts: list[str], batch_size: int = 64, model: str = DEFAULT_SPACY_MODEL) -> float:
+    """Segments per second of the spaCy parse the dependency patterns need, alone (loading
+    and a warm-up batch not timed)."""
+    nlp = load_spacy(model, PARSE_COMPONENTS)
     list(nlp.pipe(texts[:batch_size], batch_size=batch_size))
     started = time.perf_counter()
     list(nlp.pipe(texts, batch_size=batch_size))
     return len(texts) / (time.perf_counter() - started)
+
+
+def bare_encode(texts: list[str], model: str = DEFAULT_ENCODER, batch_size: int = 64) -> float:
+    """Segments per second of the sentence encoder alone on `texts` (loading and a warm-up
+    batch not timed)."""
+    encode(texts[:batch_size], model, batch_size)
+    started = time.perf_counter()
+    encode(texts, model, batch_size)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def bare_classify(rows: list[dict[str, Any]], cfg: ClassifierConfig) -> float:
+    """Segments per second of the relation classifier alone on `rows` (SEGMENT_WITH_MENTIONS
+    rows), in the stage's batches: pairing, features and probe; loading and a warm-up batch
+    not timed."""
+    backend = load_backend(cfg)
+    size = cfg.max_batch_size
+    batches = [rows[i : i + size] for i in range(0, len(rows), size)]
+    list(classify_segments(backend, batches[0], cfg.window, cfg.min_confidence))
+    started = time.perf_counter()
+    for batch in batches:
+        list(classify_segments(backend, batch, cfg.window, cfg.min_confidence))
+    return len(rows) / (time.perf_counter() - started)
 
 
 def ner_throughput(rows: list[dict[str, Any]], cfg: NerBackendConfig) -> Throughput:
@@ -97,7 +128,7 @@ def ner_throughput(rows: list[dict[str, Any]], cfg: NerBackendConfig) -> Through
 def relation_throughput(rows: list[dict[str, Any]]) -> Throughput:
     table = pa.Table.from_pylist(rows, schema=SEGMENT_WITH_MENTIONS)
     seconds = _stage_seconds(relation_candidates.build, table, RelationStageConfig())
-    bare = _bare_parse([r["text"] for r in rows])
+    bare = bare_parse([r["text"] for r in rows])
     return Throughput("relations:dep_patterns", len(rows), len(rows) / seconds, bare)
 
 

@@ -293,21 +293,28 @@ def run(
             target = prepare_sample(root, hooks)
         else:
             target = prepare_synthetic(root, int(size), queries, hooks)
-        with Memory.open(target.root, collection=target.collection) as memory:
-            snapshot = memory.snapshot
-        encode(["warm up the query encoder"], snapshot.embedding_model)
-        rows = []
-        for name in names:
-            hooks.task(f"{target.label}: {name}", queries)
-            rows.append(measure(target, name, queries, hooks))
-        results.append(
-            SizeResult(
-                size=target.label,
-                snapshot_id=snapshot.snapshot_id,
-                counts=dict(snapshot.counts),
-                prepare_seconds=round(target.prepare_seconds, 2),
-                peak_rss_mib=peak_rss_mib(),
-                rows=with_ratios(rows),
-            )
-        )
+        results.append(measure_target(target, names, queries, hooks))
     return results
+
+
+def measure_target(
+    target: Target, names: Sequence[str], queries: int, hooks: Hooks | None = None
+) -> SizeResult:
+    """Every strategy of `names` (dense first, see `resolve_strategies`) on one target's
+    latest snapshot, with the query encoder loaded before any measurement."""
+    hooks = hooks or Hooks()
+    with Memory.open(target.root, collection=target.collection) as memory:
+        snapshot = memory.snapshot
+    encode(["warm up the query encoder"], snapshot.embedding_model)
+    rows = []
+    for name in names:
+        hooks.task(f"{target.label}: {name}", queries)
+        rows.append(measure(target, name, queries, hooks))
+    return SizeResult(
+        size=target.label,
+        snapshot_id=snapshot.snapshot_id,
+        counts=dict(snapshot.counts),
+        prepare_seconds=round(target.prepare_seconds, 2),
+        peak_rss_mib=peak_rss_mib(),
+        rows=with_ratios(rows),
+    )
