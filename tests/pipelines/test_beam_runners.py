@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import pickle
 from pathlib import Path
 from typing import Any
@@ -293,13 +294,14 @@ def test_multi_processing_direct_runner_matches_in_memory(tmp_path: Path, in_mem
 
 
 def test_prism_runner_matches_in_memory(tmp_path: Path, in_memory):
-    binary = offline_prism_binary()
+    location = os.environ.get("KGMEM_PRISM_LOCATION")
+    binary = offline_prism_binary([f"--prism_location={location}"] if location else [])
     if binary is None:
         pytest.skip(
             f"Prism needs its Go binary {prism_release_name()}, which apache_beam does not "
             "ship and downloads from github.com/apache/beam/releases at first use; it is "
-            "not in ~/.apache_beam/cache/prism/bin, no --prism_location is set, and tests "
-            "never download"
+            "not in ~/.apache_beam/cache/prism/bin, $KGMEM_PRISM_LOCATION names none, and "
+            "tests never download"
         )
     flags = [f"--prism_location={binary}", "--environment_type=LOOPBACK"]
     mentions, candidates, _ = _extract(tmp_path, "PrismRunner", flags)
