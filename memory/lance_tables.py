@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import lancedb
 import numpy as np
@@ -44,14 +45,20 @@ def sync_table(
     embed: Callable[[Sequence[str]], np.ndarray],
     embed_column: str,
     fts_column: str | None = None,
+    embed_text: Callable[[dict[str, Any]], str] | None = None,
 ) -> SyncResult:
-    """Make table `name` hold exactly `desired` (plus a `vector` column from `embed`)."""
+    """Make table `name` hold exactly `desired` (plus a `vector` column from `embed`).
+
+    `embed` receives the `embed_column` values, or `embed_text(row)` of each row when
+    given (e.g. a turn's text with its speaker, while full text searches the bare text)."""
     existing = _existing_keys(db, name, key, desired)
     wanted = dict(zip(_row_keys(desired, key), range(desired.num_rows), strict=True))
     to_add = [i for k, i in wanted.items() if k not in existing]
     to_delete = sorted({k[0] for k in existing if k not in wanted})
     if name not in _table_names(db):
-        table = db.create_table(name, _with_vectors(desired.take(to_add), embed, embed_column))
+        table = db.create_table(
+            name, _with_vectors(desired.take(to_add), embed, embed_column, embed_text)
+        )
     else:
         table = db.open_table(name)
         changed_ids = sorted(
@@ -61,7 +68,7 @@ def sync_table(
         if stale:
             table.delete(_in_filter(key, stale))
         if to_add:
-            table.add(_with_vectors(desired.take(to_add), embed, embed_column))
+            table.add(_with_vectors(desired.take(to_add), embed, embed_column, embed_text))
         if not stale and not to_add:
             return SyncResult(0, 0, table.version)
     build_indexes(table, fts_column)
@@ -119,9 +126,17 @@ def _existing_keys(
 
 
 def _with_vectors(
-    rows: pa.Table, embed: Callable[[Sequence[str]], np.ndarray], column: str
+    rows: pa.Table,
+    embed: Callable[[Sequence[str]], np.ndarray],
+    column: str,
+    embed_text: Callable[[dict[str, Any]], str] | None,
 ) -> pa.Table:
-    vectors = embed(rows.column(column).to_pylist())
+    texts = (
+        [embed_text(row) for row in rows.to_pylist()]
+        if embed_text is not None
+        else rows.column(column).to_pylist()
+    )
+    vectors = embed(texts)
     dim = vectors.shape[1]
     array = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim)
     return rows.append_column("vector", array)

@@ -47,3 +47,11 @@ def fact_statement(head_name: str, relation: str, tail_name: str) -> str:
 def linearize(head_name: str, relation: str, tail_name: str) -> str:
     """GRAM's linearisation of one edge: `[s] -[p]-> [o]`."""
     return f"[{head_name}] -[{relation}]-> [{tail_name}]"
+
+
+def segment_embedding_text(segment: Mapping[str, object]) -> str:
+    """What a segment's vector embeds: a turn's words with its speaker ("Caroline: I went
+    to a support group"), since who said it is half of what a conversational query asks
+    about and a turn's text rarely names its own speaker; a chunk's text as it is."""
+    speaker, text = segment.get("speaker"), str(segment["text"])
+    return f"{speaker}: {text}" if speaker else text

@@ -23,7 +23,12 @@ from schemas.tables import (
 )
 from transforms.embedding import encode
 from transforms.entity_contexts import context_rows, span_pooled_encoder
-from transforms.graph_links import entity_description, fact_statement, segment_entity_ids
+from transforms.graph_links import (
+    entity_description,
+    fact_statement,
+    segment_embedding_text,
+    segment_entity_ids,
+)
 
 DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
@@ -117,6 +122,7 @@ def graph_embeddings(
         embed=embed,
         embed_column="text",
         fts_column="text",
+        embed_text=segment_embedding_text,
     )
     entity_sync = sync_table(
         db,
