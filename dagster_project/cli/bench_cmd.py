@@ -3,6 +3,8 @@
     kgmem bench extraction [--segments 400] [--llm-segments 8] [--output bench.json]
     kgmem bench retrieval [--sizes sample,100000,1000000] [--queries 50]
                           [--strategies all|a,b] [--json-out FILE] [--home DIR]
+    kgmem bench build [--documents 1000] [--sizes N1,N2] [--queries 50] [--llm]
+                      [--json-out bench_build.json] [--home DIR]  (see cli/bench_build.py)
 
 extraction: each backend runs in its Beam stage and alone on the same segments in this
 process; the ratio is the stage's throughput over the bare model's.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from dagster_project.cli import bench_build
 from dagster_project.cli.common import add_home, console, out
 
 if TYPE_CHECKING:
@@ -31,11 +34,11 @@ if TYPE_CHECKING:
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
-        help="measure extraction throughput or retrieval latency",
+        help="measure extraction throughput, retrieval latency or build cost",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bench.add_argument("suite", choices=["extraction", "retrieval"])
+    bench.add_argument("suite", choices=["extraction", "retrieval", "build"])
     bench.add_argument("--segments", type=int, default=400, help="segments for NER and relations")
     bench.add_argument("--llm-segments", type=int, default=0, help="chunks for the LLM (0: skip)")
     bench.add_argument("--output", default="bench_extraction.json", help="JSON results file")
@@ -49,12 +52,15 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     retrieval.add_argument("--json-out", default="bench_retrieval.json", help="JSON results file")
     add_home(retrieval)
+    bench_build.add_arguments(bench)
     return bench
 
 
 def run(args: argparse.Namespace) -> int:
     if args.suite == "retrieval":
         return run_retrieval(args)
+    if args.suite == "build":
+        return bench_build.run(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)
