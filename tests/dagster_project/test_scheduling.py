@@ -45,10 +45,10 @@ def _folder(root: Path, files: list[str]) -> Path:
 
 
 def _sense(instance: dg.DagsterInstance, warehouse: WarehouseResource, cursor: str | None):
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance, cursor=cursor, resources={"warehouse": warehouse}
-    )
-    result = collection_inbox(context)
+    ) as context:
+        result = collection_inbox(context)
     for request in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
     return result
@@ -157,10 +157,10 @@ def test_nightly_schedule_selects_only_changed_collections(tmp_path):
         instance.add_dynamic_partitions(collections_partitions.name, ["a", "b", "gone"])
 
         def tick():
-            context = dg.build_schedule_context(
+            with dg.build_schedule_context(
                 instance=instance, resources={"warehouse": warehouse}
-            )
-            return schedule(context)
+            ) as context:
+                return schedule(context)
 
         assert [r.partition_key for r in tick()] == ["b"]
         record_built(warehouse, "b", inputs_fingerprint([b]))
@@ -194,14 +194,14 @@ def test_partitioned_build_job_runs_a_partition_and_records_its_build(tmp_path):
     snapshots = warehouse.rows("SELECT * FROM snapshots WHERE collection = 'jobpart'")
     assert len(snapshots) == 1
     assert last_built(warehouse, "jobpart") is None
-    context = dg.build_run_status_sensor_context(
+    with dg.build_run_status_sensor_context(
         sensor_name="record_completed_builds",
         dagster_instance=instance,
         dagster_run=result.dagster_run,
         dagster_event=result.get_run_success_event(),
         resources={"warehouse": warehouse},
-    )
-    record_completed_builds(context)
+    ) as context:
+        record_completed_builds(context)
     assert last_built(warehouse, "jobpart") == fingerprint
 
 
