@@ -53,7 +53,7 @@ def sync_table(
     given (e.g. a turn's text with its speaker, while full text searches the bare text)."""
     existing = _existing_keys(db, name, key, desired)
     wanted = dict(zip(_row_keys(desired, key), range(desired.num_rows), strict=True))
-    to_add = [i for k, i in wanted.items() if k not in existing]
+    to_add = pa.array([i for k, i in wanted.items() if k not in existing], pa.int64())
     to_delete = sorted({k[0] for k in existing if k not in wanted})
     if name not in _table_names(db):
         table = db.create_table(
@@ -62,7 +62,7 @@ def sync_table(
     else:
         table = db.open_table(name)
         changed_ids = sorted(
-            {desired.column(key)[i].as_py() for i in to_add} & {k[0] for k in existing}
+            {desired.column(key)[i.as_py()].as_py() for i in to_add} & {k[0] for k in existing}
         )
         stale = sorted(set(to_delete) | set(changed_ids))
         if stale:
