@@ -29,12 +29,9 @@ Choices (nothing here comes from a paper):
 - Segments: the facts of one head, in order, grouped by up to `FACTS_PER_SEGMENT` (3)
   into one chunk of "X works at Y." sentences whose `entity_ids` are the entities named;
   each fact cites its segment. One document per head entity.
-- Indexes: IVF_PQ (L2, one partition per 4,096 rows, 48 sub-vectors of 8 dims, 4-bit
-  codes, k-means 10 iterations on 64 samples per partition) on the vector column of every
-  table with at least `IVF_PQ_MIN_ROWS` (100k) rows, and LanceDB's native full-text index
-  on segment text and fact statements, as the pipeline builds them. 8-bit codes took
-  40-170 s per 100k rows on the shared 2 cores against 2-3 s for 4-bit codes, with query
-  latency in the same range (3-7 ms); recall does not matter on random vectors.
+- Indexes: `memory.lance_tables.build_indexes`, as the pipeline builds them: IVF_PQ on
+  the vector column of every table with at least `VECTOR_INDEX_MIN_ROWS` (100k) rows, and
+  LanceDB's native full-text index on segment text and fact statements.
 
 `LANCE_KINDS` of `memory.snapshots` is read at run time: every kind a snapshot pins must
 have a writer here (`contexts`: KGERMAR entity context windows; `structure`: per-entity
@@ -59,10 +56,10 @@ import lancedb
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from lancedb.index import FTS, IvfPq
 
 from memory import snapshots
 from memory.facts import THETA_STABLE
+from memory.lance_tables import build_indexes
 from memory.workspace import Workspace, lance_table_name
 from schemas.tables import (
     EMBEDDING_DIM,
@@ -86,12 +83,6 @@ ENTITIES_PER_FACT = 0.25
 ZIPF_EXPONENT = 0.75
 FACTS_PER_SEGMENT = 3
 UNSTABLE_SHARE = 0.1
-IVF_PQ_MIN_ROWS = 100_000
-ROWS_PER_PARTITION = 4_096
-PQ_SUB_VECTORS = 48
-PQ_BITS = 4
-KMEANS_ITERATIONS = 10
-KMEANS_SAMPLE_RATE = 64
 BATCH_ROWS = 65_536
 EPOCH = datetime(2015, 1, 1, tzinfo=UTC)
 SPAN_DAYS = 3_650
@@ -379,19 +370,7 @@ def write_lance(
     created = db.create_table(
         lance_table_name(COLLECTION, kind), _with_vectors(table, schema, seed)
     )
-    rows = created.count_rows()
-    if rows >= IVF_PQ_MIN_ROWS:
-        config = IvfPq(
-            distance_type="l2",
-            num_partitions=max(1, rows // ROWS_PER_PARTITION),
-            num_sub_vectors=PQ_SUB_VECTORS,
-            num_bits=PQ_BITS,
-            max_iterations=KMEANS_ITERATIONS,
-            sample_rate=KMEANS_SAMPLE_RATE,
-        )
-        created.create_index("vector", config=config, replace=True)
-    if fts_column is not None:
-        created.create_index(fts_column, config=FTS(), replace=True)
+    build_indexes(created, fts_column)
 
 
 STRUCTURE = pa.schema(
