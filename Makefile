@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml requirements.lock
 demo: $(STAMP)
 	$(BIN)/kgmem build --collection sample --input sample_corpus/documents --input sample_corpus/conversations
 	$(BIN)/kgmem query "Who is the CEO of Acme Corporation?" --strategy dense -k 3
-	$(BIN)/kgmem query "Which city is Priya Natarajan's office in?" --strategy ppr -k 8 --explain
+	$(BIN)/kgmem query "Which city is Priya Natarajan's office in?" --strategy gram_paths -k 3 --explain
 	$(BIN)/kgmem query "printer error E-42 came back after the firmware update" --strategy bm25 -k 3
 
 test: $(STAMP)

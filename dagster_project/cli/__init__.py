@@ -2,12 +2,14 @@
 
     kgmem build --collection NAME --input PATH [--input PATH ...]
     kgmem backfill --collections A,B | --from DATE --to DATE [--split NAME] [--max-concurrent N]
-    kgmem query "TEXT" [--snapshot ID] [--strategy dense|bm25|ppr] [-k N] [--valid-at DATE]
+    kgmem query "TEXT" [--snapshot ID] [--strategy NAME] [-k N] [--valid-at DATE] [--explain]
     kgmem facts ENTITY [--valid-at DATE] [--known-at DATE] [--relation R] [--json]
     kgmem entities show|split|merge NAME [OTHER] --collection NAME
     kgmem eval extraction|consolidation|window-recall|temporal --dataset PATH [--json]
+    kgmem eval retrieval --benchmark locomo|musique [--strategies all|A,B] [--json]
     kgmem train relation-classifier --dataset PATH
-    kgmem bench extraction [--segments N] [--llm-segments N]
+    kgmem train fusion-weights --questions FILE.jsonl
+    kgmem bench extraction|retrieval|build [...]
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 
