@@ -5,6 +5,10 @@ chunks and turns, repeated with fresh ids up to `segments`): the stage as a buil
 (Beam DirectRunner, Parquet in and out, model loading included) and the bare model on the
 same texts (no Beam, loading and a warm-up batch not timed). The ratio stage/bare is the
 cost of the pipeline around the model.
+
+The bare timings (`bare_parse`, `bare_encode`, `bare_classify`, with
+`pipelines.entity_mentions.bare_throughput` for NER) are shared with `kgmem bench build`
+(`benchmarks.build_cost`), which runs them on a built collection's own segments.
 """
 
 from __future__ import annotations
