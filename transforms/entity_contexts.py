@@ -80,20 +80,28 @@ def span_pooled_encoder(model: str, batch_size: int = 64) -> Callable[[Sequence[
 
 
 def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -> np.ndarray:
-    """Per contexts string: mean over its windows of the span-pooled token vectors."""
+    """Per contexts string: mean over its windows of the span-pooled token vectors.
+
+    Windows with the same plain text (mentions of several entities in one short segment
+    give the same window with different marks) run through the encoder once, and the
+    distinct texts are batched in length order, so padding stays small; each mention's
+    span is pooled from its text's token vectors, which padding does not change."""
     import torch
 
     encoder = load_encoder(model)
     transformer = encoder[0]
-    windows = [
-        (row, *split_marked(w)) for row, c in enumerate(contexts) for w in c.split(WINDOW_SEPARATOR)
-    ]
+    spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for row, joined in enumerate(contexts):
+        for window in joined.split(WINDOW_SEPARATOR):
+            text, start, end = split_marked(window)
+            spans[text].append((row, start, end))
+    texts = sorted(spans, key=len)
     dim = encoder.get_embedding_dimension()
     sums, counts = np.zeros((len(contexts), dim), np.float32), np.zeros(len(contexts))
-    for first in range(0, len(windows), batch_size):
-        batch = windows[first : first + batch_size]
+    for first in range(0, len(texts), batch_size):
+        batch = texts[first : first + batch_size]
         tokens = transformer.tokenizer(
-            [text for _, text, _, _ in batch],
+            batch,
             padding=True,
             truncation=True,
             max_length=transformer.max_seq_length,
@@ -105,12 +113,12 @@ def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -
             hidden = transformer.auto_model(**tokens.to(encoder.device)).last_hidden_state
         hidden = hidden.float().cpu().numpy()
         mask = tokens["attention_mask"].cpu().numpy().astype(bool)
-        for i, (row, _, start, end) in enumerate(batch):
+        for i, text in enumerate(batch):
             real = mask[i] & (offsets[i, :, 1] > offsets[i, :, 0])
-            span = real & (offsets[i, :, 0] < end) & (offsets[i, :, 1] > start)
-            chosen = span if span.any() else real
-            sums[row] += hidden[i][chosen].mean(axis=0)
-            counts[row] += 1
+            for row, start, end in spans[text]:
+                span = real & (offsets[i, :, 0] < end) & (offsets[i, :, 1] > start)
+                sums[row] += hidden[i][span if span.any() else real].mean(axis=0)
+                counts[row] += 1
     vectors = sums / np.maximum(counts, 1)[:, None]
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)

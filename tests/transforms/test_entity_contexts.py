@@ -72,3 +72,13 @@ def test_span_pooling_depends_on_the_context_and_the_span():
     assert float(vectors[0] @ vectors[1]) < 0.99, "the same word in other contexts differs"
     sentence = encode(["We walked along the bank of the river."])[0]
     assert float(vectors[0] @ sentence) < 0.99, "the span is pooled, not the whole sentence"
+
+
+def test_windows_sharing_a_text_pool_their_own_spans():
+    text = "Priya Natarajan moved from Rotterdam to Lisbon in 2021."
+    priya, lisbon = context_window(text, 0, 15), context_window(text, 40, 46)
+    both = encode_contexts([priya, lisbon, WINDOW_SEPARATOR.join([priya, lisbon])], DEFAULT_ENCODER)
+    alone = [encode_contexts([w], DEFAULT_ENCODER)[0] for w in (priya, lisbon)]
+    assert np.allclose(both[0], alone[0], atol=1e-5) and np.allclose(both[1], alone[1], atol=1e-5)
+    assert float(both[0] @ both[1]) < 0.99, "one encoded text, two different spans"
+    assert min(float(both[2] @ alone[0]), float(both[2] @ alone[1])) > float(both[0] @ both[1])
