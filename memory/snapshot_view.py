@@ -8,7 +8,7 @@ reference time, stable unless speculative) and cached per combination."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -45,6 +45,18 @@ class QueryContext:
         return self.valid_at, self.speculative
 
 
+@dataclass(frozen=True)
+class FactVectors:
+    """Normalised statement vectors: `matrix` row `index[fact_id]` for each stored fact."""
+
+    index: dict[str, int]
+    matrix: np.ndarray
+
+    def rows(self, fact_ids: Sequence[str]) -> np.ndarray:
+        """The vectors of `fact_ids`, in order (all must be stored)."""
+        return self.matrix[[self.index[f] for f in fact_ids]]
+
+
 @dataclass
 class SnapshotView:
     """Tables and facts of `snapshot`, read lazily and cached for the view's lifetime."""
@@ -79,14 +91,16 @@ class SnapshotView:
         return self.table("entities").to_arrow()
 
     @functools.cached_property
-    def fact_vectors(self) -> dict[str, np.ndarray]:
-        """Statement vector per fact id, from the pinned facts table (empty if none)."""
+    def fact_vectors(self) -> FactVectors:
+        """Statement vectors of the pinned facts table (empty if none), one matrix."""
         if "facts" not in self.snapshot.lance_versions:
-            return {}
+            return FactVectors({}, np.zeros((0, 0), np.float32))
         table = self.table("facts").to_arrow().select(["fact_id", "vector"])
-        vectors = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
         ids = table.column("fact_id").to_pylist()
-        return dict(zip(ids, vectors.reshape(len(ids), -1), strict=True)) if ids else {}
+        if not ids:
+            return FactVectors({}, np.zeros((0, 0), np.float32))
+        flat = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
+        return FactVectors({f: i for i, f in enumerate(ids)}, flat.reshape(len(ids), -1))
 
     @functools.cached_property
     def alias_index(self) -> dict[str, str]:
@@ -100,13 +114,19 @@ class SnapshotView:
         return index
 
     def facts(self, query: QueryContext) -> list[dict[str, Any]]:
-        """Facts of the snapshot for the query's valid time and stability filter."""
+        """Facts of the snapshot for the query's valid time and stability filter.
+
+        One query per valid time fetches every confidence; the stable list filters it,
+        so a speculative and a normal query share their fact rows (at a million facts
+        the rows, not the matrices, are what fills memory)."""
         key = ("facts", *query.fact_filter)
         if key not in self.cache:
-            as_of = AsOf(valid_at=query.valid_at, known_at=self.snapshot.recorded_cutoff)
-            self.cache[key] = facts_as_of(
-                self.con, self.snapshot.collection, as_of, stable_only=not query.speculative
-            )
+            every = ("facts", query.valid_at, True)
+            if every not in self.cache:
+                as_of = AsOf(valid_at=query.valid_at, known_at=self.snapshot.recorded_cutoff)
+                self.cache[every] = facts_as_of(self.con, self.snapshot.collection, as_of)
+            if not query.speculative:
+                self.cache[key] = [f for f in self.cache[every] if f["stable"]]
         return self.cache[key]
 
     def facts_by_segment(self, query: QueryContext) -> dict[str, list[dict[str, Any]]]:
