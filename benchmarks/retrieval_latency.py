@@ -116,10 +116,12 @@ class SizeResult:
 @dataclass
 class Hooks:
     """Progress callbacks: `task(description, total)` starts a step of `total` units (None:
-    unknown), `advance()` completes one unit."""
+    unknown), `advance()` completes one unit, `measured(row)` hands over each strategy's
+    row as soon as it is measured (so a long run's figures survive a later failure)."""
 
     task: Callable[[str, int | None], None] = lambda _d, _t: None
     advance: Callable[[], None] = lambda: None
+    measured: Callable[[StrategyLatency], None] = lambda _r: None
 
 
 def parse_sizes(text: str) -> list[str]:
@@ -310,6 +312,7 @@ def measure_target(
     for name in names:
         hooks.task(f"{target.label}: {name}", queries)
         rows.append(measure(target, name, queries, hooks))
+        hooks.measured(rows[-1])
     return SizeResult(
         size=target.label,
         snapshot_id=snapshot.snapshot_id,

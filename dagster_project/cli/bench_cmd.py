@@ -12,7 +12,8 @@ retrieval: per strategy, the first query (structures built) and p50/p95 latency 
 sample corpus and on synthetic graphs of N facts (generated once under
 <home>/bench_retrieval/), each as a ratio to `dense` in the same run, with the Python peak
 memory per strategy (tracemalloc) and the process peak RSS per size.
-Results also go to a JSON file.
+Results also go to a JSON file: rewritten after each strategy (rows so far under
+"measured"), and at the end with every size and its ratios under "sizes".
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dagster_project.cli import bench_build
 from dagster_project.cli.common import add_home, console, out
 
 if TYPE_CHECKING:
-    from benchmarks.retrieval_latency import SizeResult
+    from benchmarks.retrieval_latency import SizeResult, StrategyLatency
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -103,15 +104,21 @@ def run_retrieval(args: argparse.Namespace) -> int:
             finish()
             current.append(progress.add_task(description, total=total))
 
-        hooks = Hooks(task=task, advance=lambda: current and progress.advance(current[-1]))
+        payload = {"k": 10, "queries": args.queries, "strategies": strategies, "measured": []}
+
+        def measured(row: StrategyLatency) -> None:
+            payload["measured"].append(row.as_dict())
+            Path(args.json_out).write_text(json.dumps(payload, indent=2))
+
+        hooks = Hooks(
+            task=task,
+            advance=lambda: current and progress.advance(current[-1]),
+            measured=measured,
+        )
         results = run_benchmark(sizes, args.queries, strategies, args.home, hooks)
         finish()
-    payload = {
-        "k": 10,
-        "queries": args.queries,
-        "strategies": strategies,
-        "sizes": [r.as_dict() for r in results],
-    }
+    del payload["measured"]  # the finished run's rows, with ratios, are under "sizes"
+    payload["sizes"] = [r.as_dict() for r in results]
     Path(args.json_out).write_text(json.dumps(payload, indent=2))
     for result in results:
         out.print(latency_table(result))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks import synthetic_memory
+from benchmarks import retrieval_latency, synthetic_memory
 from benchmarks.retrieval_latency import StrategyLatency, parse_sizes, with_ratios
 from dagster_project.cli import main
 from memory import Memory
@@ -175,6 +175,31 @@ def test_cli_bench_retrieval_end_to_end(tmp_path, monkeypatch, capsys) -> None:
         assert row["ratio_to_dense"]["p50"] == round(row["p50_ms"] / rows["dense"]["p50_ms"], 3)
         assert row["ratio_to_dense"]["p95"] == round(row["p95_ms"] / rows["dense"]["p95_ms"], 3)
     assert rows["dense"]["ratio_to_dense"] == {"p50": 1.0, "p95": 1.0}
+    assert "measured" not in payload, "the partial rows give way to the finished sizes"
     assert (tmp_path / "home" / "bench_retrieval" / "synthetic-300" / "synthetic.json").exists()
     printed = capsys.readouterr().out
     assert "p50/dense" in printed and "first query / build" in printed
+
+
+def test_cli_bench_retrieval_keeps_rows_measured_before_a_crash(tmp_path, monkeypatch) -> None:
+    measured = retrieval_latency.measure
+
+    def crash_on_third(
+        target: retrieval_latency.Target,
+        strategy: str,
+        queries: int,
+        hooks: retrieval_latency.Hooks,
+    ) -> StrategyLatency:
+        if strategy == "gram_paths":
+            raise MemoryError("killed while measuring gram_paths")
+        return measured(target, strategy, queries, hooks)
+
+    monkeypatch.setattr(retrieval_latency, "measure", crash_on_third)
+    output = tmp_path / "latency.json"
+    argv = ["bench", "retrieval", "--sizes", "300", "--queries", "1"]
+    argv += ["--strategies", "bm25,gram_paths", "--json-out", str(output)]
+    with pytest.raises(MemoryError):
+        main([*argv, "--home", str(tmp_path / "home")])
+    payload = json.loads(output.read_text())
+    assert [r["strategy"] for r in payload["measured"]] == ["dense", "bm25"]
+    assert all(r["p50_ms"] > 0 and r["size"] == "300" for r in payload["measured"])
