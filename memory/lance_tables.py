@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, IvfPq
 
+from memory.workspace import lance_table_name
+
 _SAFE_ID = re.compile(r"^[0-9a-f]+$")
 VECTOR_INDEX_MIN_ROWS = 100_000
 ROWS_PER_PARTITION = 4_096
@@ -35,6 +37,39 @@ class SyncResult:
     added: int
     deleted: int
     version: int
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """One embedded-text table of a collection: its desired rows and how to embed them
+    (the arguments of `sync_table` after the table name)."""
+
+    kind: str
+    rows: pa.Table
+    key: str
+    embed: Callable[[Sequence[str]], np.ndarray]
+    embed_column: str
+    fts_column: str | None = None
+    embed_text: Callable[[dict[str, Any]], str] | None = None
+
+
+def sync_tables(
+    db: lancedb.DBConnection, collection: str, tables: Sequence[TextTable]
+) -> dict[str, SyncResult]:
+    """`sync_table` for each of a collection's tables, by kind."""
+    return {
+        t.kind: sync_table(
+            db,
+            lance_table_name(collection, t.kind),
+            t.rows,
+            key=t.key,
+            embed=t.embed,
+            embed_column=t.embed_column,
+            fts_column=t.fts_column,
+            embed_text=t.embed_text,
+        )
+        for t in tables
+    }
 
 
 def sync_table(

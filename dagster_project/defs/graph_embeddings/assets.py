@@ -11,7 +11,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.facts import THETA_STABLE
-from memory.lance_tables import sync_table
+from memory.lance_tables import TextTable, sync_tables
 from memory.structure_table import StructureSync, entity_vectors, sync_structure
 from memory.workspace import lance_table_name
 from schemas.tables import (
@@ -112,50 +112,50 @@ def graph_embeddings(
             facts.get(entity["entity_id"], []),
         )
 
-    embed = functools.partial(encode, model=settings.encoder_model, batch_size=settings.batch_size)
-    db = warehouse.workspace.lance()
-    segment_sync = sync_table(
-        db,
-        lance_table_name(collection, "segments"),
-        pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
-        key="segment_id",
-        embed=embed,
-        embed_column="text",
-        fts_column="text",
-        embed_text=segment_embedding_text,
-    )
-    entity_sync = sync_table(
-        db,
-        lance_table_name(collection, "entities"),
-        pa.Table.from_pylist(found, schema=LANCE_ENTITIES),
-        key="entity_id",
-        embed=embed,
-        embed_column="description",
-    )
     fact_rows = warehouse.rows(FACTS_SQL, [collection])
     for fact in fact_rows:
         fact["statement"] = fact_statement(fact["head_name"], fact["relation"], fact["tail_name"])
-    fact_sync = sync_table(
-        db,
-        lance_table_name(collection, "facts"),
-        pa.Table.from_pylist(fact_rows, schema=LANCE_FACTS),
-        key="fact_id",
-        embed=embed,
-        embed_column="statement",
-        fts_column="statement",
+    contexts = context_rows(
+        warehouse.rows(MENTIONS_SQL, [collection]), warehouse.entity_of(collection)
     )
-    context_sync = sync_table(
+    embed = functools.partial(encode, model=settings.encoder_model, batch_size=settings.batch_size)
+    db = warehouse.workspace.lance()
+    syncs = sync_tables(
         db,
-        lance_table_name(collection, "contexts"),
-        pa.Table.from_pylist(
-            context_rows(
-                warehouse.rows(MENTIONS_SQL, [collection]), warehouse.entity_of(collection)
+        collection,
+        [
+            TextTable(
+                "segments",
+                pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
+                "segment_id",
+                embed,
+                "text",
+                fts_column="text",
+                embed_text=segment_embedding_text,
             ),
-            schema=LANCE_ENTITY_CONTEXTS,
-        ),
-        key="entity_id",
-        embed=span_pooled_encoder(settings.encoder_model, settings.batch_size),
-        embed_column="contexts",
+            TextTable(
+                "entities",
+                pa.Table.from_pylist(found, schema=LANCE_ENTITIES),
+                "entity_id",
+                embed,
+                "description",
+            ),
+            TextTable(
+                "facts",
+                pa.Table.from_pylist(fact_rows, schema=LANCE_FACTS),
+                "fact_id",
+                embed,
+                "statement",
+                fts_column="statement",
+            ),
+            TextTable(
+                "contexts",
+                pa.Table.from_pylist(contexts, schema=LANCE_ENTITY_CONTEXTS),
+                "entity_id",
+                span_pooled_encoder(settings.encoder_model, settings.batch_size),
+                "contexts",
+            ),
+        ],
     )
     entity_ids, vectors = entity_vectors(
         db, lance_table_name(collection, "entities"), lance_table_name(collection, "contexts")
@@ -169,17 +169,14 @@ def graph_embeddings(
         warehouse.rows(GRAPH_FACTS_SQL, [collection, settings.rgcn_min_confidence]),
         rgcn,
     )
-    syncs = (segment_sync, entity_sync, fact_sync, context_sync)
-    embedded = sum(s.added for s in syncs)
+    embedded = sum(s.added for s in syncs.values())
+    deleted = sum(s.deleted for s in syncs.values())
     return stage_result(
         started=started,
         rows_in=len(segments) + len(found) + len(fact_rows),
         rows_out=embedded + (structure.bank.rows.num_rows if structure.bank else 0),
-        skipped=embedded == 0 and sum(s.deleted for s in syncs) == 0 and structure.bank is None,
-        segments_version=segment_sync.version,
-        entities_version=entity_sync.version,
-        facts_version=fact_sync.version,
-        contexts_version=context_sync.version,
+        skipped=embedded == 0 and deleted == 0 and structure.bank is None,
+        **{f"{kind}_version": sync.version for kind, sync in syncs.items()},
         structure_version=structure.version,
         encoder=settings.encoder_model,
         **_training_metadata(structure, rgcn.as_dict()),
