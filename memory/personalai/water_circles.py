@@ -57,10 +57,13 @@ class WaterCirclesParams:
 
 @dataclass
 class _Reached:
-    """One hyperedge as a circle first crossed it."""
+    """One hyperedge as a circle first crossed it: in which ring, by which seed's circle,
+    from which node, towards which member (its chain is rebuilt only if it is kept)."""
 
     ring: int
-    chain: tuple[Step, ...]
+    seed: int
+    node: int
+    shown: int
     primary: bool = False
     k: int = 0
 
@@ -75,9 +78,10 @@ def water_circles(
     """Rings from every node of `linked`; `similarity` (per hyperedge, to the question)
     orders hyperedges within a list."""
     seeds = list(dict.fromkeys(linked))
-    seed_array, seed_set = np.asarray(seeds, dtype=np.int64), set(seeds)
+    seed_set = set(seeds)
     reached_by: dict[int, set[int]] = {s: {s} for s in seeds}
-    path: dict[tuple[int, int], tuple[Step, ...]] = {(s, s): () for s in seeds}
+    parent: dict[tuple[int, int], tuple[int, int]] = {}
+    """(seed, node) -> (the node its circle came from, the hyperedge crossed)."""
     frontier = {s: [s] for s in seeds}
     crossed: dict[int, set[int]] = {s: set() for s in seeds}
     found: dict[int, _Reached] = {}
@@ -91,26 +95,26 @@ def water_circles(
                     if hyperedge in crossed[seed]:
                         continue
                     crossed[seed].add(hyperedge)
-                    members = hypergraph.members_of(hyperedge)
-                    others = [int(m) for m in members if m != node]
-                    shown = next(
-                        (o for o in others if o in seed_set), others[0] if others else node
-                    )
-                    chain = (*path[(seed, node)], Step(hyperedge, node, shown))
-                    entry = found.setdefault(hyperedge, _Reached(rings, chain))
+                    members = hypergraph.members_of(hyperedge).tolist()
+                    others = [m for m in members if m != node]
+                    entry = found.get(hyperedge)
+                    if entry is None:  # first crossing: its chain is the one kept
+                        shown = next(
+                            (o for o in others if o in seed_set), others[0] if others else node
+                        )
+                        entry = found[hyperedge] = _Reached(rings, seed, node, shown)
                     if hypergraph.kinds[hyperedge] == FACT:
-                        entry.primary |= any(reached_by.get(o, {seed}) - {seed} for o in others)
+                        entry.primary = entry.primary or any(
+                            _in_another_circle(reached_by.get(o, ()), seed) for o in others
+                        )
                     else:
-                        k = int(np.isin(members, seed_array).sum()) - int(seed in members)
+                        k = sum(m in seed_set for m in members) - int(seed in members)
                         entry.k = max(entry.k, k)
                     for other in others:
                         circles = reached_by.setdefault(other, set())
                         if seed not in circles:
                             circles.add(seed)
-                            path[(seed, other)] = (
-                                *path[(seed, node)],
-                                Step(hyperedge, node, other),
-                            )
+                            parent[(seed, other)] = (node, hyperedge)
                             grown.append(other)
             frontier[seed] = grown
     kept = _select(
@@ -118,7 +122,9 @@ def water_circles(
     )
     traversal = Traversal(visited=set(reached_by))
     for hyperedge in kept:
-        traversal.retrieve(ALGORITHM, hyperedge, found[hyperedge].chain)
+        e = found[hyperedge]
+        chain = (*_ring_path(parent, e.seed, e.node), Step(hyperedge, e.node, e.shown))
+        traversal.retrieve(ALGORITHM, hyperedge, chain)
     meeting = sorted(n for n, circles in reached_by.items() if len(circles) > 1)
     traversal.details[ALGORITHM] = {
         **asdict(params),
@@ -129,6 +135,24 @@ def water_circles(
         "circles_meet_at": [node_name(n) for n in meeting],
     }
     return traversal
+
+
+def _ring_path(
+    parent: dict[tuple[int, int], tuple[int, int]], seed: int, node: int
+) -> tuple[Step, ...]:
+    """The steps by which `seed`'s circle reached `node` (empty for the seed itself)."""
+    steps = []
+    while node != seed:
+        previous, hyperedge = parent[(seed, node)]
+        steps.append(Step(hyperedge, previous, node))
+        node = previous
+    return tuple(reversed(steps))
+
+
+def _in_another_circle(circles: set[int] | tuple[()], seed: int) -> bool:
+    """Whether a node already reached by `circles` lies in the circle of a seed other than
+    `seed`."""
+    return len(circles) > 1 or (len(circles) == 1 and seed not in circles)
 
 
 def _select(
