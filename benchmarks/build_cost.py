@@ -26,9 +26,7 @@
    fresh spawned process, whose peak RSS is divided by the snapshot's facts / 1000; the
    marginal figure (peak difference / fact difference between the two sizes) separates
    growth from the fixed cost of loaded models. The peak is the child's own high-water
-   mark, `VmHWM` of /proc/self/status: `ru_maxrss` is not usable here, because Linux
-   carries the parent's high-water mark into a child across fork+exec (a spawned child
-   of a 1 GiB parent reports at least 1 GiB), and RUSAGE_CHILDREN inherits that too. Under
+   mark (`benchmarks.process_memory`: VmHWM, since ru_maxrss is inherited). Under
    the default in-memory DirectRunner every Beam stage runs inside that process; with a
    multi-process runner the workers' memory is not included. A child per size, so one
    size's peak cannot hide the other's.
@@ -43,7 +41,6 @@ with it off, the LLM-call figures are 0 by construction and reported as such.
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import time
 from collections.abc import Sequence
@@ -59,6 +56,7 @@ from benchmarks.corpus_generator import (
     generate_collection,
     questions,
 )
+from benchmarks.process_memory import own_peak_rss_mib
 from benchmarks.retrieval_latency import (
     Hooks,
     SizeResult,
@@ -295,18 +293,6 @@ def measure_memory(documents: int, seed: int, root: str, home: str, llm: bool) -
             peak_rss_mib=round(peak, 1),
         )
     )
-
-
-def own_peak_rss_mib() -> float:
-    """This process's own peak RSS in MiB: VmHWM on Linux, else ru_maxrss (see the module
-    docstring for why ru_maxrss overstates it in a spawned child)."""
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    scale = 1024 if os.uname().sysname == "Linux" else 1024 * 1024  # KiB on Linux, B on macOS
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
 
 
 def marginal_mib_per_1k_facts(points: Sequence[MemoryPoint]) -> float | None:

@@ -1,24 +1,25 @@
 """Retrieval latency per strategy, as a ratio to `dense` measured in the same run, and memory.
 
 For each size (the built sample corpus, or a synthetic graph of N facts from
-`benchmarks.synthetic_memory`, cached under the home by size) every strategy gets:
+`benchmarks.synthetic_memory`, cached under the home by size) every strategy is measured
+in a spawned process of its own, one after another:
 
-- a fresh `Memory` on the snapshot (no cache shared with the strategy measured before),
-  a first query timed on its own: "first query / build", the cost of the structures the
+- the child loads the MiniLM query encoder and opens a fresh `Memory` on the snapshot
+  (nothing is shared with the strategy measured before), and its resident memory then is
+  the "base" figure;
+- a first query timed on its own: "first query / build", the cost of the structures the
   strategy builds once per snapshot view (graph, matrices, indexes opened);
 - then `queries` timed queries (k = 10, `time.perf_counter` around `Memory.query`, query
   embedding included because every strategy pays it), summarised as p50 and p95 (numpy's
   linear-interpolation percentiles) and as ratios to dense's p50 and p95 of the same size;
-- a second fresh `Memory` under `tracemalloc` for the Python-level peak of the first query
-  and `TRACED_QUERIES` more (a separate pass, since tracing slows Python code and would
-  distort the timings). tracemalloc sees only allocations made through Python's allocator:
-  Arrow, LanceDB, DuckDB, numpy's large buffers via their own allocators and torch
-  allocate natively and are not counted, so the process peak RSS (`ru_maxrss`, monotonic
-  over the whole process) is reported after each size as well.
+- the child's peak resident memory (`benchmarks.process_memory`, VmHWM: Python objects,
+  Arrow, LanceDB, DuckDB, numpy and torch alike) is the strategy's peak; minus the base it
+  is what the strategy's structures and queries cost.
 
-The MiniLM query encoder is loaded before any measurement, so no strategy pays for it.
+A process per strategy makes the peak the strategy's own (a Python heap does not give
+memory back to the system, so a shared process would report the largest strategy so far),
+and a strategy that runs out of memory is reported with the error and the run goes on.
 `dense` is always measured (added first if not asked for), since every ratio needs it.
-A strategy that raises is reported with its error and the run goes on.
 
 Queries: for the sample, questions about the corpus's entities from its README's ground
 truth; for synthetic graphs, questions naming one or two entities of sampled facts.
@@ -26,18 +27,18 @@ truth; for synthetic graphs, questions naming one or two entities of sampled fac
 
 from __future__ import annotations
 
-import gc
-import resource
 import time
-import tracemalloc
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks import synthetic_memory
+from benchmarks.process_memory import current_rss_mib, own_peak_rss_mib
 from memory.memory import Memory
 from memory.snapshots import list_snapshots
 from memory.strategies import STRATEGIES
@@ -47,7 +48,6 @@ from transforms.embedding import encode
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_corpus"
 BENCH_DIR = "bench_retrieval"
 K = 10
-TRACED_QUERIES = 5
 SAMPLE_QUESTIONS = (
     "Where does Priya Natarajan work?",
     "Which city is the Harborview Office located in?",
@@ -91,7 +91,10 @@ class StrategyLatency:
     p50_ms: float | None = None
     p95_ms: float | None = None
     ratio_to_dense: dict[str, float | None] = field(default_factory=dict)
-    python_peak_mib: float | None = None
+    base_rss_mib: float | None = None
+    """The measuring process after loading the encoder and opening the snapshot."""
+    peak_rss_mib: float | None = None
+    """The measuring process's peak: base plus the strategy's structures and queries."""
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -100,7 +103,8 @@ class StrategyLatency:
 
 @dataclass
 class SizeResult:
-    """Every strategy on one size, with the snapshot's counts and the process peak RSS."""
+    """Every strategy on one size, with the snapshot's counts and the largest peak RSS of
+    the strategies' measuring processes."""
 
     size: str
     snapshot_id: str
@@ -215,41 +219,48 @@ def _questions(target: Target, queries: int) -> tuple[str, list[str]]:
 
 
 def measure(target: Target, strategy: str, queries: int, hooks: Hooks) -> StrategyLatency:
-    """Timings, then traced Python memory, of `strategy` on fresh views of the target."""
+    """`strategy` on the target, measured in a spawned process of its own."""
     warm_up, measured = _questions(target, queries)
     result = StrategyLatency(target.label, strategy, queries)
     try:
-        with Memory.open(target.root, collection=target.collection) as memory:
-            started = time.perf_counter()
-            memory.query(warm_up, strategy=strategy, k=K)
-            result.first_query_ms = _ms(time.perf_counter() - started)
-            seconds = []
-            for question in measured:
-                started = time.perf_counter()
-                memory.query(question, strategy=strategy, k=K)
-                seconds.append(time.perf_counter() - started)
-                hooks.advance()
-        p50, p95 = np.percentile(seconds, [50, 95])
-        result.p50_ms, result.p95_ms = _ms(p50), _ms(p95)
-        gc.collect()
-        result.python_peak_mib = _traced_peak(target, strategy, [warm_up, *measured])
-    except Exception as exc:  # a failing strategy is reported, not fatal
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+            child = pool.submit(
+                measure_in_process, str(target.root), target.collection, strategy, warm_up, measured
+            )
+            figures = child.result()
+    except Exception as exc:  # a failing (or killed) strategy is reported, not fatal
         result.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        gc.collect()
+        return result
+    for _ in measured:
+        hooks.advance()
+    p50, p95 = np.percentile(figures.pop("seconds"), [50, 95])
+    result.p50_ms, result.p95_ms = _ms(p50), _ms(p95)
+    for name, value in figures.items():
+        setattr(result, name, value)
     return result
 
 
-def _traced_peak(target: Target, strategy: str, questions: list[str]) -> float:
-    """Python-level peak (MiB) of opening a fresh view and running the first queries."""
-    tracemalloc.start()
-    try:
-        with Memory.open(target.root, collection=target.collection) as memory:
-            for question in questions[: TRACED_QUERIES + 1]:
-                memory.query(question, strategy=strategy, k=K)
-        return round(tracemalloc.get_traced_memory()[1] / 2**20, 2)
-    finally:
-        tracemalloc.stop()
+def measure_in_process(
+    root: str, collection: str, strategy: str, warm_up: str, questions: list[str]
+) -> dict[str, Any]:
+    """The child's side of `measure`: base memory, first query, timed queries, peak."""
+    with Memory.open(root, collection=collection) as memory:
+        encode(["warm up the query encoder"], memory.snapshot.embedding_model)
+        base = current_rss_mib()
+        started = time.perf_counter()
+        memory.query(warm_up, strategy=strategy, k=K)
+        first = time.perf_counter() - started
+        seconds = []
+        for question in questions:
+            started = time.perf_counter()
+            memory.query(question, strategy=strategy, k=K)
+            seconds.append(time.perf_counter() - started)
+    return {
+        "first_query_ms": _ms(first),
+        "seconds": seconds,
+        "base_rss_mib": round(base, 1) if base is not None else None,
+        "peak_rss_mib": round(own_peak_rss_mib(), 1),
+    }
 
 
 def _ms(seconds: float) -> float:
@@ -269,11 +280,6 @@ def with_ratios(rows: list[StrategyLatency]) -> list[StrategyLatency]:
             for q in ("p50", "p95")
         }
     return rows
-
-
-def peak_rss_mib() -> float:
-    """The process's peak resident set size so far (Linux reports ru_maxrss in KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def run(
@@ -307,7 +313,6 @@ def measure_target(
     hooks = hooks or Hooks()
     with Memory.open(target.root, collection=target.collection) as memory:
         snapshot = memory.snapshot
-    encode(["warm up the query encoder"], snapshot.embedding_model)
     rows = []
     for name in names:
         hooks.task(f"{target.label}: {name}", queries)
@@ -318,6 +323,6 @@ def measure_target(
         snapshot_id=snapshot.snapshot_id,
         counts=dict(snapshot.counts),
         prepare_seconds=round(target.prepare_seconds, 2),
-        peak_rss_mib=peak_rss_mib(),
+        peak_rss_mib=max((r.peak_rss_mib for r in rows if r.peak_rss_mib), default=0.0),
         rows=with_ratios(rows),
     )

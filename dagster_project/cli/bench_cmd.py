@@ -11,7 +11,7 @@ process; the ratio is the stage's throughput over the bare model's.
 retrieval: per strategy, the first query (structures built) and p50/p95 latency on the
 sample corpus and on synthetic graphs of N facts (generated once under
 <home>/bench_retrieval/), each as a ratio to `dense` in the same run, with the Python peak
-memory per strategy (tracemalloc) and the process peak RSS per size.
+memory of each strategy (measured in a process of its own, native memory included).
 Results also go to a JSON file: rewritten after each strategy (rows so far under
 "measured"), and at the end with every size and its ratios under "sizes".
 """
@@ -131,17 +131,17 @@ def latency_table(result: SizeResult) -> Table:
     counts = ", ".join(f"{v:,} {k}" for k, v in result.counts.items())
     table = Table(
         title=f"retrieval latency: {result.size}",
-        caption=f"{counts}; process peak RSS {result.peak_rss_mib:,.0f} MiB. Milliseconds per "
-        "query (k=10); ratios to dense in the same run; Python peak from tracemalloc "
-        "(native Arrow/LanceDB/DuckDB/torch memory not included)",
+        caption=f"{counts}. Milliseconds per query (k=10); ratios to dense in the same run; "
+        "each strategy in a process of its own: base = its RSS with the encoder loaded and "
+        "the snapshot open, peak = its peak RSS (VmHWM, native memory included)",
     )
     headers = ("strategy", "first query / build", "p50", "p95", "p50/dense", "p95/dense",
-               "py peak MiB")  # fmt: skip
+               "base MiB", "peak MiB")  # fmt: skip
     for column in headers:
         table.add_column(column, justify="left" if column == "strategy" else "right", no_wrap=True)
     for row in result.rows:
         if row.error:
-            table.add_row(row.strategy, f"[red]{row.error[:80]}[/red]", *[""] * 5)
+            table.add_row(row.strategy, f"[red]{row.error[:80]}[/red]", *[""] * 6)
             continue
         table.add_row(
             row.strategy,
@@ -150,10 +150,15 @@ def latency_table(result: SizeResult) -> Table:
             f"{row.p95_ms:,.1f}",
             _ratio(row.ratio_to_dense.get("p50")),
             _ratio(row.ratio_to_dense.get("p95")),
-            f"{row.python_peak_mib:,.1f}" if row.python_peak_mib is not None else "",
+            _mib(row.base_rss_mib),
+            _mib(row.peak_rss_mib),
         )
     return table
 
 
 def _ratio(value: float | None) -> str:
     return f"{value:.2f}" if value is not None else ""
+
+
+def _mib(value: float | None) -> str:
+    return f"{value:,.0f}" if value is not None else ""

@@ -14,9 +14,9 @@ from benchmarks.build_cost import (
     COLLECTION,
     MemoryPoint,
     marginal_mib_per_1k_facts,
-    own_peak_rss_mib,
     parse_sizes,
 )
+from benchmarks.process_memory import own_peak_rss_mib
 from dagster_project.cli import main
 from memory.workspace import Workspace
 from transforms.loaders import load_inputs
