@@ -11,7 +11,7 @@ from rich.console import Console
 from memory.workspace import HOME_ENV
 
 console = Console(stderr=True)
-out = Console(width=None if sys.stdout.isatty() else 110)
+out = Console(width=None if sys.stdout.isatty() else 140)  # piped: wide enough for bench tables
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:
