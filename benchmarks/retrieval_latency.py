@@ -233,10 +233,10 @@ def measure(target: Target, strategy: str, queries: int, hooks: Hooks) -> Strate
         return result
     for _ in measured:
         hooks.advance()
-    p50, p95 = np.percentile(figures.pop("seconds"), [50, 95])
+    p50, p95 = np.percentile(figures["seconds"], [50, 95])
     result.p50_ms, result.p95_ms = _ms(p50), _ms(p95)
-    for name, value in figures.items():
-        setattr(result, name, value)
+    result.first_query_ms = figures["first_query_ms"]
+    result.base_rss_mib, result.peak_rss_mib = figures["base_rss_mib"], figures["peak_rss_mib"]
     return result
 
 

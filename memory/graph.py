@@ -188,21 +188,15 @@ def _build(view: SnapshotView, query: QueryContext) -> MemoryGraph:
 
 def _fact_vectors(view: SnapshotView, facts: list[dict[str, Any]]) -> np.ndarray:
     """Statement vectors from the snapshot's facts table; facts it lacks (a snapshot taken
-    before the table existed) are embedded here."""
+    before the table existed) are embedded here once per view and added to its vectors."""
     if not facts:
         return np.zeros((0, 0), dtype=np.float32)
     stored = view.fact_vectors
-    missing = [i for i, f in enumerate(facts) if f["fact_id"] not in stored.index]
-    if not missing:
-        return stored.rows([f["fact_id"] for f in facts])
-    texts = [
-        fact_statement(facts[i]["head_name"], facts[i]["relation"], facts[i]["tail_name"])
-        for i in missing
-    ]
-    embedded = encode(texts, view.snapshot.embedding_model).astype(np.float32)
-    vectors = np.zeros((len(facts), embedded.shape[1]), np.float32)
-    known = [i for i, f in enumerate(facts) if f["fact_id"] in stored.index]
-    if known:
-        vectors[known] = stored.rows([facts[i]["fact_id"] for i in known])
-    vectors[missing] = embedded
-    return vectors
+    missing = {f["fact_id"]: f for f in facts if f["fact_id"] not in stored.index}
+    if missing:
+        texts = [
+            fact_statement(f["head_name"], f["relation"], f["tail_name"]) for f in missing.values()
+        ]
+        embedded = encode(texts, view.snapshot.embedding_model)
+        stored = view.fact_vectors = stored.extended(list(missing), embedded)
+    return stored.rows([f["fact_id"] for f in facts])

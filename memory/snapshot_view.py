@@ -56,6 +56,12 @@ class FactVectors:
         """The vectors of `fact_ids`, in order (all must be stored)."""
         return self.matrix[[self.index[f] for f in fact_ids]]
 
+    def extended(self, fact_ids: Sequence[str], vectors: np.ndarray) -> FactVectors:
+        """These vectors plus `vectors` of the new, distinct `fact_ids`."""
+        index = {**self.index, **{f: len(self.index) + i for i, f in enumerate(fact_ids)}}
+        matrix = np.vstack([self.matrix, vectors]) if self.index else vectors
+        return FactVectors(index, matrix.astype(np.float32, copy=False))
+
 
 @dataclass
 class SnapshotView:
