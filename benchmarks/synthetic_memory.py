@@ -332,6 +332,7 @@ def make_segments(facts: pl.DataFrame) -> pl.DataFrame:
         title="head_name",
         source_path=pl.lit(f"synthetic://{COLLECTION}"),
         entity_ids="entity_ids",
+        search_text=pl.col("head_name") + pl.lit("\n") + pl.col("text"),
         segment_key="segment_key",
     )
 
@@ -529,7 +530,7 @@ def generate(
 
     db = workspace.lance()
     say(f"segments ({segments.height:,} rows, vectors and indexes)")
-    write_lance(db, "segments", segments.to_arrow(), LANCE_SEGMENTS, seed + 1, "text")
+    write_lance(db, "segments", segments.to_arrow(), LANCE_SEGMENTS, seed + 1, "search_text")
     say(f"entities ({entities.height:,} rows)")
     described = entities.with_columns(
         aliases=pl.concat_list("name"),

@@ -49,8 +49,8 @@ def temporal_hits(
 RETRIEVAL_KS = {"musique": (2, 5), "locomo": (3, 5, 10)}
 """The recall cut-offs of each retrieval benchmark (HippoRAG Table 2; MemORAI Tables 2-3)."""
 PASSAGE_DEPTH = 10
-"""MuSiQue: segments asked for per question (passages are mostly one chunk, so the first
-5 distinct passages are within reach); MRR counts ranks within this depth."""
+"""MuSiQue: passages asked for per question (`Memory.query` returns distinct passages, a
+passage's chunks collapsed into its best one); MRR counts ranks within this depth."""
 
 
 @dataclass
@@ -73,7 +73,7 @@ def retrieval_scores(
     conversation are kept, and the first max(k) are its turn ranking (its session ranking:
     their distinct sessions). A strategy that raises is reported in `errors`, not scored."""
     run = RetrievalRun()
-    conversations = _conversation_count(memory) if questions.benchmark == "locomo" else 1
+    conversations = conversation_count(memory) if questions.benchmark == "locomo" else 1
     for strategy in strategies:
         try:
             run.rows.extend(_strategy_rows(memory, questions, strategy, conversations))
@@ -85,8 +85,7 @@ def retrieval_scores(
 def _strategy_rows(
     memory: Memory, questions: QuestionSet, strategy: str, conversations: int
 ) -> list[dict[str, object]]:
-    ks = RETRIEVAL_KS[questions.benchmark]
-    depth = PASSAGE_DEPTH if questions.benchmark == "musique" else max(ks) * conversations
+    depth = query_depth(questions.benchmark, conversations)
     scores, latencies, calls, tokens = [], [], [], []
     for question in questions.questions:
         started = time.perf_counter()
@@ -95,10 +94,7 @@ def _strategy_rows(
         calls.append(float(result.explanation.get("llm_calls", 0) or 0))
         tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
         hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
-        if questions.benchmark == "musique":
-            scores.append(_passage_scores(question, hits, ks))
-        else:
-            scores.append(_turn_scores(question, hits, ks))
+        scores.append(question_scores(questions.benchmark, question, hits))
     by_group = grouped_means(scores, [q.category for q in questions.questions])
     rows = [
         {
@@ -117,6 +113,23 @@ def _strategy_rows(
         "llm_tokens_per_query": mean(tokens),
     }
     return rows + [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
+
+
+def query_depth(benchmark: str, conversations: int = 1) -> int:
+    """Units asked of a strategy per question: MuSiQue `PASSAGE_DEPTH` passages; LoCoMo
+    max(k) turns per conversation in the collection (the question's are kept)."""
+    return PASSAGE_DEPTH if benchmark == "musique" else max(RETRIEVAL_KS[benchmark]) * conversations
+
+
+def question_scores(
+    benchmark: str, question: RetrievalQuestion, hits: list[dict[str, object]]
+) -> dict[str, float]:
+    """The metrics of one question from its ranked hits (rows with `segment_id`, `doc_id`
+    and `session_id`): passage recall and MRR, or turn and session recall."""
+    ks = RETRIEVAL_KS[benchmark]
+    if benchmark == "musique":
+        return _passage_scores(question, hits, ks)
+    return _turn_scores(question, hits, ks)
 
 
 def _passage_scores(
@@ -148,5 +161,5 @@ def snapshot_segments(memory: Memory) -> list[dict[str, object]]:
     return segments.select(list(SEGMENT_COLUMNS)).to_pylist()
 
 
-def _conversation_count(memory: Memory) -> int:
+def conversation_count(memory: Memory) -> int:
     return max(1, len({s["doc_id"] for s in snapshot_segments(memory) if s["kind"] == "turn"}))

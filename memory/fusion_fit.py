@@ -15,6 +15,7 @@ case-insensitively, is gold), so a dev split can be written without knowing ids.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
@@ -47,15 +48,22 @@ class FusionFit:
         return asdict(self)
 
 
-def simplex_grid(step: float) -> list[dict[str, float]]:
-    """Every λ with λ_i a multiple of `step` and Σλ = 1 (step 0.1: 66 points)."""
+def simplex_grid(step: float, names: Sequence[str] = BANKS) -> list[dict[str, float]]:
+    """Every weighting of `names` with each weight a multiple of `step` and a sum of 1
+    (three names, step 0.1: 66 points), in lexicographic order of the weights."""
     parts = round(1.0 / step)
     if parts < 1 or abs(parts * step - 1.0) > 1e-9:
         raise ValueError(f"step must divide 1 evenly, got {step}")
+    if not names:
+        raise ValueError("the grid needs at least one name")
+    shares = [
+        combo
+        for combo in itertools.product(range(parts + 1), repeat=len(names) - 1)
+        if sum(combo) <= parts
+    ]
     return [
-        dict(zip(BANKS, (a / parts, b / parts, (parts - a - b) / parts), strict=True))
-        for a in range(parts + 1)
-        for b in range(parts + 1 - a)
+        dict(zip(names, [*(c / parts for c in combo), (parts - sum(combo)) / parts], strict=True))
+        for combo in shares
     ]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from memory.graph import MemoryGraph, graph_of
 from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
+from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 
 MAX_NGRAM = 5
@@ -44,17 +45,38 @@ def similar_entities(
     return {e: s for e, s in similar.items() if s >= min_similarity}
 
 
-def similar_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:
-    """Top-k retrievable (segment id, cosine); vectors are normalised, so cosine = 1 - L2²/2."""
+def similar_segments(
+    view: SnapshotView, text: str, k: int, second_encoder: bool = False
+) -> list[tuple[str, float]]:
+    """Top-k retrievable (segment id, cosine) under the snapshot's encoder, or under its
+    second (fusion) encoder; vectors are normalised, so cosine = 1 - L2²/2."""
+    model = view.fusion_encoder if second_encoder else None
+    if second_encoder and model is None:
+        raise LookupError(f"snapshot {view.snapshot.snapshot_id} holds no second-encoder vectors")
     hits = (
         view.table("segments")
-        .search(view.embed_query(text))
+        .search(
+            view.embed_query(text, model), vector_column_name=VECTOR_FUSION if model else VECTOR
+        )
         .where(RETRIEVABLE_FILTER, prefilter=True)
         .select(["segment_id", "_distance"])
         .limit(k)
         .to_list()
     )
     return [(h["segment_id"], round(1.0 - h["_distance"] / 2.0, 6)) for h in hits]
+
+
+def full_text_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:
+    """Top-k retrievable (segment id, BM25 score) from the segments' full-text index."""
+    hits = (
+        view.table("segments")
+        .search(text, query_type="fts")
+        .where(RETRIEVABLE_FILTER, prefilter=True)
+        .select(["segment_id", "_score"])
+        .limit(k)
+        .to_list()
+    )
+    return [(h["segment_id"], round(float(h["_score"]), 6)) for h in hits]
 
 
 def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple[int, float]]:

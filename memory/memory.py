@@ -10,7 +10,7 @@ time, speaker, session, turn) and the facts it supports, as of the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +35,9 @@ class QueryHit:
     facts: list[dict[str, Any]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     """Graph paths that led the strategy here, GRAM-linearized (`[s] -[p]-> [o] ; …`)."""
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    """Other segments of the same passage that the strategy ranked, best first: segment
+    id, char offsets and score (the hit itself is the passage's best segment)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,11 +64,18 @@ class QueryResult:
         }
 
 
+UNITS = ("passage", "segment")
+"""What a hit is: a passage (a document's chunks collapse into its best one; a turn is a
+passage of its own) or a bare segment."""
+
+
 class Memory:
     """A queryable, immutable memory snapshot."""
 
     OVERFETCH = 4
     """With a reference time, strategies rank this many times k before time filtering."""
+    MAX_FETCH_FACTOR = 64
+    """To fill k distinct passages, segments asked of a strategy double up to this times k."""
 
     def __init__(self, view: SnapshotView) -> None:
         self._view = view
@@ -105,9 +115,15 @@ class Memory:
         k: int = 5,
         valid_at: datetime | None = None,
         options: Mapping[str, Any] | None = None,
+        unit: str = "passage",
     ) -> QueryResult:
-        """Rank segments for `text` with `strategy` (one of `STRATEGIES`).
+        """Rank `k` passages (or segments, with `unit="segment"`) for `text` with
+        `strategy` (one of `STRATEGIES`).
 
+        A passage is a document, for chunks (several chunks of one document collapse into
+        the best-ranked one, the others listed in the hit's `evidence`), or a turn. The
+        strategy is asked for more segments, doubling, until k distinct passages are
+        found or it has no more to give.
         With `valid_at`, facts are those valid at that time; segments observed after it are
         dropped unless they support such a fact (a later account of an earlier state), and
         segments whose mentioned years cover it rank before undated ones, which rank before
@@ -120,19 +136,32 @@ class Memory:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {known}")
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
         fetch = k * self.OVERFETCH if valid_at else k
-        context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
-        ranking: Ranking = STRATEGIES[strategy](self._view, context)
-        in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
-        kept = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))[:k]
+        while True:
+            context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
+            ranking: Ranking = STRATEGIES[strategy](self._view, context)
+            in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
+            ordered = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))
+            groups = (
+                passage_groups(ordered, self._view.segment)
+                if unit == "passage"
+                else [[h] for h in ordered]
+            )
+            exhausted = len(ranking.scored) < fetch or fetch >= k * self.MAX_FETCH_FACTOR
+            if len(groups) >= k or exhausted:
+                break
+            fetch *= 2
         hits = [
-            self._hit(rank, s, score, context, ranking.paths.get(s, []))
-            for rank, (s, score) in enumerate(kept, 1)
+            self._hit(rank, group, context, ranking.paths.get(group[0][0], []))
+            for rank, group in enumerate(groups[:k], 1)
         ]
         explanation = {
             **ranking.explanation,
             "valid_at": _iso(valid_at),
             "speculative": context.speculative,
+            "unit": unit,
         }
         return QueryResult(self.snapshot.snapshot_id, strategy, hits, explanation)
 
@@ -155,8 +184,13 @@ class Memory:
         return 0 if start <= context.valid_at <= end else 2
 
     def _hit(
-        self, rank: int, segment_id: str, score: float, context: QueryContext, paths: list[str]
+        self,
+        rank: int,
+        group: list[tuple[str, float]],
+        context: QueryContext,
+        paths: list[str],
     ) -> QueryHit:
+        (segment_id, score), others = group[0], group[1:]
         row = self._view.segment(segment_id)
         provenance = {
             "doc_id": row["doc_id"],
@@ -185,7 +219,30 @@ class Memory:
             }
             for f in self._view.facts_by_segment(context).get(segment_id, [])
         ]
-        return QueryHit(rank, score, segment_id, row["text"], provenance, facts, paths)
+        evidence = [
+            {
+                "segment_id": other,
+                "char_start": self._view.segment(other)["char_start"],
+                "char_end": self._view.segment(other)["char_end"],
+                "score": other_score,
+            }
+            for other, other_score in others
+        ]
+        return QueryHit(rank, score, segment_id, row["text"], provenance, facts, paths, evidence)
+
+
+def passage_groups(
+    ranked: list[tuple[str, float]], row_of: Callable[[str], Mapping[str, Any]]
+) -> list[list[tuple[str, float]]]:
+    """`ranked` segments grouped by passage (a document, for chunks; the turn itself
+    otherwise), in the order of each passage's best segment; `row_of` gives a segment's
+    row (its `kind` and `doc_id`)."""
+    groups: dict[str, list[tuple[str, float]]] = {}
+    for segment_id, score in ranked:
+        row = row_of(segment_id)
+        passage = f"doc:{row['doc_id']}" if row["kind"] == "chunk" else segment_id
+        groups.setdefault(passage, []).append((segment_id, score))
+    return list(groups.values())
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -21,6 +21,7 @@ import pyarrow as pa
 from memory.facts import AsOf, facts_as_of
 from memory.snapshots import Snapshot
 from memory.workspace import lance_table_name
+from schemas.tables import VECTOR_COLUMNS, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
 
@@ -86,11 +87,20 @@ class SnapshotView:
 
     @functools.cached_property
     def segments(self) -> pa.Table:
-        return self.table("segments").to_arrow().drop_columns(["vector"])
+        table = self.table("segments").to_arrow()
+        return table.drop_columns([c for c in VECTOR_COLUMNS if c in table.column_names])
 
     @functools.cached_property
     def segment_index(self) -> dict[str, int]:
         return {sid: i for i, sid in enumerate(self.segments.column("segment_id").to_pylist())}
+
+    @functools.cached_property
+    def segment_kinds(self) -> list[str]:
+        """Kind of each segment, in `segments` row order."""
+        return self.segments.column("kind").to_pylist()
+
+    def segment_kind(self, segment_id: str) -> str:
+        return self.segment_kinds[self.segment_index[segment_id]]
 
     @functools.cached_property
     def entities(self) -> pa.Table:
@@ -146,14 +156,25 @@ class SnapshotView:
             self.cache[key] = index
         return self.cache[key]
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """The query's vector; the last one is kept, as a strategy's helpers embed the same
-        query text several times."""
-        last = self.cache.get("last_query_vector")
+    def embed_query(self, text: str, model: str | None = None) -> np.ndarray:
+        """The query's vector under `model` (default: the snapshot's encoder), embedded in
+        the query role; the last one per model is kept, as a strategy's helpers embed the
+        same query text several times."""
+        model = model or self.snapshot.embedding_model
+        key = ("last_query_vector", model)
+        last = self.cache.get(key)
         if last is None or last[0] != text:
-            last = (text, encode([text], self.snapshot.embedding_model)[0])
-            self.cache["last_query_vector"] = last
+            last = (text, encode([text], model, role="query")[0])
+            self.cache[key] = last
         return last[1].copy()
+
+    @functools.cached_property
+    def fusion_encoder(self) -> str | None:
+        """The second encoder whose vectors the pinned segments table holds, else None."""
+        model = self.snapshot.fusion_encoder
+        if model is None or VECTOR_FUSION not in self.table("segments").schema.names:
+            return None
+        return model
 
     def segment(self, segment_id: str) -> dict[str, Any]:
         return self.segments.slice(self.segment_index[segment_id], 1).to_pylist()[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ import lancedb
 from memory.workspace import lance_table_name
 
 LANCE_KINDS = {
-    "segments": ("segment_id", "text"),
+    "segments": ("segment_id", "search_text"),
     "entities": ("entity_id", "description"),
     "facts": ("fact_id", "statement"),
     "contexts": ("entity_id", "contexts"),
@@ -45,6 +45,14 @@ class Snapshot:
     source_partitions: list[str]
     embedding_model: str
     counts: dict[str, int]
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    """Retrieval settings pinned with the snapshot: the second (fusion) encoder of the
+    segments, and the `hybrid` weights per corpus kind with their source; empty for a
+    snapshot recorded before they were pinned."""
+
+    @property
+    def fusion_encoder(self) -> str | None:
+        return self.retrieval.get("fusion_encoder")
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Snapshot:
@@ -58,14 +66,23 @@ class Snapshot:
             source_partitions=json.loads(row["source_partitions"]),
             embedding_model=row["embedding_model"],
             counts=json.loads(row["counts"]),
+            retrieval=json.loads(row.get("retrieval") or "{}"),
         )
 
 
 def content_hash(
-    con: duckdb.DuckDBPyConnection, db: lancedb.DBConnection, collection: str, embedding_model: str
+    con: duckdb.DuckDBPyConnection,
+    db: lancedb.DBConnection,
+    collection: str,
+    embedding_model: str,
+    retrieval: dict[str, Any] | None = None,
 ) -> tuple[str, dict[str, int], dict[str, int]]:
-    """(hash, lance table versions, row counts) of the collection's current memory."""
+    """(hash, lance table versions, row counts) of the collection's current memory and
+    the retrieval settings pinned with it (left out of the hash when empty, so older
+    hashes stay valid)."""
     digest = hashlib.sha256(embedding_model.encode())
+    if retrieval:
+        digest.update(json.dumps(retrieval, sort_keys=True).encode())
     versions, counts = {}, {}
     for kind, (key, content) in LANCE_KINDS.items():
         try:
@@ -87,10 +104,15 @@ def content_hash(
 
 
 def record_snapshot(
-    con: duckdb.DuckDBPyConnection, db: lancedb.DBConnection, collection: str, embedding_model: str
+    con: duckdb.DuckDBPyConnection,
+    db: lancedb.DBConnection,
+    collection: str,
+    embedding_model: str,
+    retrieval: dict[str, Any] | None = None,
 ) -> tuple[Snapshot, bool]:
-    """The snapshot of the collection's current memory, and whether it was newly created."""
-    digest, versions, counts = content_hash(con, db, collection, embedding_model)
+    """The snapshot of the collection's current memory with its `retrieval` settings,
+    and whether it was newly created."""
+    digest, versions, counts = content_hash(con, db, collection, embedding_model, retrieval)
     existing = (
         con.sql(
             "SELECT * FROM snapshots WHERE collection = ? AND content_hash = ?",
@@ -112,10 +134,14 @@ def record_snapshot(
         "source_partitions": json.dumps([collection]),
         "embedding_model": embedding_model,
         "counts": json.dumps(counts),
+        "retrieval": json.dumps(retrieval or {}, sort_keys=True),
     }
     con.execute(
-        "INSERT INTO snapshots VALUES ($snapshot_id, $collection, $content_hash, $created_at, "
-        "$recorded_cutoff, $lance_versions, $source_partitions, $embedding_model, $counts)",
+        "INSERT INTO snapshots (snapshot_id, collection, content_hash, created_at, "
+        "recorded_cutoff, lance_versions, source_partitions, embedding_model, counts, "
+        "retrieval) VALUES ($snapshot_id, $collection, $content_hash, $created_at, "
+        "$recorded_cutoff, $lance_versions, $source_partitions, $embedding_model, $counts, "
+        "$retrieval)",
         row,
     )
     return Snapshot.from_row(row), True

@@ -58,6 +58,11 @@ class Workspace:
         return self.root / "lance"
 
     @property
+    def embedding_cache_path(self) -> Path:
+        """Vectors by (encoder, role, text hash), shared by every collection and build."""
+        return self.root / "cache" / "embeddings.duckdb"
+
+    @property
     def dagster_home(self) -> Path:
         return self.root / "dagster"
 

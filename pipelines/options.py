@@ -99,7 +99,7 @@ class NerBackendConfig:
     - `backend`: `spacy` (a spaCy pipeline in a batched DoFn) or `hf` (a Hugging Face
       token-classification model through Beam `RunInference`).
     - `model`: spaCy package name or path, or Hugging Face model id or path; `None` picks
-      the backend's default (packaged `en_core_web_sm`, or BERT-large CoNLL-03 for `hf`).
+      the backend's default (packaged en_core_web_md 3.7.1, or BERT-large CoNLL-03 for `hf`).
     - `min_batch_size`, `max_batch_size`: bounds of the segment batches.
     - `device`: `auto` (CUDA when available), `cpu` or `cuda`; `hf` only, spaCy runs on CPU.
     - `max_length`, `stride`: `hf` window length in tokens and overlap of the windows of a

@@ -162,10 +162,20 @@ LANCE_SEGMENTS = pa.schema(
         ("title", pa.string()),
         ("source_path", pa.string()),
         ("entity_ids", pa.list_(pa.string())),
+        ("search_text", pa.string()),
     ]
 )
-"""Retrievable segments in LanceDB (a `vector` column is added when embedding); the
-`entity_ids` column is the segment side of the entity–segment graph."""
+"""Retrievable segments in LanceDB (a `vector` column is added when embedding, and a
+`vector_fusion` column when a second encoder is on); the `entity_ids` column is the
+segment side of the entity–segment graph; `search_text` is what full text and the
+encoders index (`transforms.graph_links.segment_search_text`), while `text` and the char
+offsets stay the segment's own span of its document."""
+
+VECTOR = "vector"
+"""The main encoder's vector column of every LanceDB table."""
+VECTOR_FUSION = "vector_fusion"
+"""The second encoder's vector column of the segments table (a hybrid fusion signal)."""
+VECTOR_COLUMNS = (VECTOR, VECTOR_FUSION)
 
 LANCE_ENTITIES = pa.schema(
     [

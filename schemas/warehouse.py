@@ -126,6 +126,8 @@ DDL = (
         content_hash VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL,
         recorded_cutoff TIMESTAMPTZ NOT NULL, lance_versions VARCHAR NOT NULL,
         source_partitions VARCHAR NOT NULL, embedding_model VARCHAR NOT NULL,
-        counts VARCHAR NOT NULL
+        counts VARCHAR NOT NULL, retrieval VARCHAR
     )""",
+    # Workspaces created before snapshots pinned their retrieval settings gain the column.
+    "ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS retrieval VARCHAR",
 )

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from transforms.consolidation import normalize_name
-from transforms.embedding import load_encoder
+from transforms.embedding import encode, encoder_dimension, has_token_outputs, load_encoder
 
 CONTEXT_TOKENS = 64
 MAX_MENTIONS = 8
@@ -85,7 +85,12 @@ def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -
     Windows with the same plain text (mentions of several entities in one short segment
     give the same window with different marks) run through the encoder once, and the
     distinct texts are batched in length order, so padding stays small; each mention's
-    span is pooled from its text's token vectors, which padding does not change."""
+    span is pooled from its text's token vectors, which padding does not change.
+
+    An encoder without token outputs (the packaged e5 engine) embeds each whole window
+    instead: the entity is still described by its contexts, not pooled over its span."""
+    if not has_token_outputs(model):
+        return _encode_windows(contexts, model, batch_size)
     import torch
 
     encoder = load_encoder(model)
@@ -122,3 +127,15 @@ def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -
     vectors = sums / np.maximum(counts, 1)[:, None]
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _encode_windows(contexts: Sequence[str], model: str, batch_size: int) -> np.ndarray:
+    """Per contexts string: the normalised mean of its windows' sentence vectors."""
+    windows = [[split_marked(w)[0] for w in joined.split(WINDOW_SEPARATOR)] for joined in contexts]
+    distinct = sorted({w for ws in windows for w in ws})
+    vectors = dict(zip(distinct, encode(distinct, model, batch_size), strict=True))
+    pooled = np.array([np.mean([vectors[w] for w in ws], axis=0) for ws in windows], np.float32)
+    if not len(pooled):
+        return np.zeros((0, encoder_dimension(model)), np.float32)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.where(norms > 0, norms, 1.0)).astype(np.float32)

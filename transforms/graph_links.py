@@ -49,9 +49,24 @@ def linearize(head_name: str, relation: str, tail_name: str) -> str:
     return f"[{head_name}] -[{relation}]-> [{tail_name}]"
 
 
-def segment_embedding_text(segment: Mapping[str, object]) -> str:
-    """What a segment's vector embeds: a turn's words with its speaker ("Caroline: I went
-    to a support group"), since who said it is half of what a conversational query asks
-    about and a turn's text rarely names its own speaker; a chunk's text as it is."""
-    speaker, text = segment.get("speaker"), str(segment["text"])
-    return f"{speaker}: {text}" if speaker else text
+def segment_search_text(segment: Mapping[str, object]) -> str:
+    """What full text and the encoders index for a segment: its span of the document with
+    the context a reader of that span would have.
+
+    - A turn gets its speaker ("Caroline: I went to a support group"): who said it is half
+      of what a conversational query asks about, and a turn rarely names its speaker.
+    - A chunk of a titled document gets the title on a line before it, unless the chunk
+      already starts with it (the first chunk of a passage rendered `title` + newline +
+      text): a later chunk of "Chicago Cubs" is still about the Cubs. Measured on MuSiQue
+      dev (passages cut into 128-token chunks, best chunk per passage): BM25 recall@5
+      48.7 -> 50.8, MiniLM 60.5 -> 60.8.
+
+    The segment's `text` and char offsets stay its own span, so provenance is unchanged."""
+    text = str(segment["text"])
+    speaker = segment.get("speaker")
+    if speaker:
+        return f"{speaker}: {text}"
+    title = str(segment.get("title") or "").strip()
+    if segment.get("kind") == "chunk" and title and not text.startswith(title):
+        return f"{title}\n{text}"
+    return text

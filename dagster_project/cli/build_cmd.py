@@ -21,7 +21,23 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     build.add_argument("--spacy-model", help="spaCy package name or path for NER and parsing")
     build.add_argument("--ner-backend", choices=["spacy", "hf"], help="NER backend")
     build.add_argument("--ner-model", help="NER model: spaCy package/path or HF model id/path")
-    build.add_argument("--encoder", help="sentence-transformers model id or path")
+    build.add_argument(
+        "--encoder",
+        help="encoder of every table: sentence-transformers model id or path, "
+        "or packaged:multilingual-e5-small",
+    )
+    build.add_argument(
+        "--fusion-encoder",
+        help="second encoder of segments for the hybrid strategy "
+        "(default packaged:multilingual-e5-small; 'none' turns it off)",
+    )
+    llm = build.add_mutually_exclusive_group()
+    llm.add_argument(
+        "--llm",
+        metavar="BACKEND",
+        help="LLM triplet stage backend: llama_cpp, openai, transformers",
+    )
+    llm.add_argument("--no-llm", action="store_true", help="skip the LLM triplet stage")
     add_beam_arguments(build)
     add_home(build)
     return build
@@ -36,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         "ner_backend": args.ner_backend,
         "ner_model": args.ner_model,
         "encoder_model": args.encoder,
+        "fusion_encoder": args.fusion_encoder,
+        "llm_backend": "none" if args.no_llm else args.llm,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     settings = PipelineSettings(**overrides, **beam_overrides(args))

@@ -1,5 +1,7 @@
 """`kgmem train relation-classifier`: fit the pair classifier on a Re-DocRED-layout file.
 `kgmem train fusion-weights`: fit KGERMAR's bank weights λ on dev questions.
+`kgmem train hybrid-weights`: fit the `hybrid` strategy's signal weights for one corpus
+kind on a retrieval benchmark's questions.
 
 The relation model (a calibrated linear probe over MiniLM pair features, numbers only) is
 written to `<home>/models/relation_classifier/<name>/` with its metadata (data hash, split,
@@ -7,6 +9,16 @@ held-out documents, metrics); later builds in that workspace run it beside the d
 patterns. The fusion weights (simplex grid, step 0.1, maximising recall@k on JSONL lines
 {"question", "gold_segment_ids" | "gold_contains"}) go to `<home>/models/fusion_weights.json`
 under the collection's name, where the kgermar_fusion strategy reads them.
+
+    kgmem train hybrid-weights --benchmark musique|locomo [--collection NAME]
+        [--dataset QUESTIONS] [--questions N]
+
+fits the weights of BM25, the encoder and the second encoder on the newest snapshot of
+the benchmark's collection (built by `kgmem eval retrieval`; default name: the benchmark),
+for documents (MuSiQue, passage recall@5) or conversations (LoCoMo, turn recall@10), and
+writes them to `<home>/models/hybrid_weights.json`; the next build pins them in its
+snapshot. It prints the fitted, default and per-signal scores and a two-fold
+cross-validated score.
 """
 
 from __future__ import annotations
@@ -25,13 +37,21 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "train", help="train the relation classifier or fit fusion weights",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    train.add_argument("model", choices=["relation-classifier", "fusion-weights"])
-    train.add_argument("--dataset", help="relation-classifier: Re-DocRED-layout JSON file")
+    train.add_argument("model", choices=["relation-classifier", "fusion-weights", "hybrid-weights"])
+    train.add_argument(
+        "--dataset", help="relation-classifier: Re-DocRED-layout JSON; hybrid-weights: questions"
+    )
     train.add_argument("--name", default=DEFAULT_NAME, help="relation-classifier artifact name")
     train.add_argument("--questions", help="fusion-weights: dev questions (JSONL)")
     train.add_argument("--collection", help="fusion-weights: newest snapshot of this collection")
     train.add_argument("--snapshot", help="fusion-weights: snapshot id (default: the newest)")
     train.add_argument("--k", type=int, default=5, help="fusion-weights: recall@k to maximise")
+    train.add_argument(
+        "--benchmark", choices=["musique", "locomo"], help="hybrid-weights: whose questions"
+    )
+    train.add_argument(
+        "--questions-limit", type=int, help="hybrid-weights: only the first N questions"
+    )
     add_home(train)
     return train
 
@@ -39,6 +59,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.model == "fusion-weights":
         return _fusion_weights(args)
+    if args.model == "hybrid-weights":
+        return _hybrid_weights(args)
     if not args.dataset:
         raise ValueError("train relation-classifier needs --dataset")
     from transforms.relation_classifier.probe import artifact_dir
@@ -64,4 +86,28 @@ def _fusion_weights(args: argparse.Namespace) -> int:
     path = write_fitted(Workspace.at(args.home).root, memory.snapshot.collection, fit.as_dict())
     out.print_json(json.dumps(fit.as_dict()))
     out.print(f"fusion weights for {memory.snapshot.collection!r} written to {path}")
+    return 0
+
+
+def _hybrid_weights(args: argparse.Namespace) -> int:
+    from dagster_project.cli.eval_cmd import RETRIEVAL_DATA
+    from memory import Memory
+    from memory.evaluation import snapshot_segments
+    from memory.hybrid_fit import fit_hybrid_weights
+    from memory.hybrid_weights import write_fitted
+    from transforms.evaluation.retrieval_questions import load_questions
+
+    if not args.benchmark:
+        raise ValueError("train hybrid-weights needs --benchmark musique|locomo")
+    corpus, questions_file = RETRIEVAL_DATA[args.benchmark]
+    dataset = args.dataset or questions_file or corpus
+    collection = args.collection or args.benchmark
+    with Memory.open(args.home, snapshot=args.snapshot, collection=collection) as memory:
+        questions = load_questions(
+            args.benchmark, dataset, snapshot_segments(memory), args.questions_limit
+        )
+        fit = fit_hybrid_weights(memory, questions)
+    path = write_fitted(Workspace.at(args.home).root, fit.kind, fit.as_dict())
+    out.print_json(json.dumps(fit.as_dict()))
+    out.print(f"hybrid weights for {fit.kind} written to {path}; the next build pins them")
     return 0

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from pipelines.options import DEFAULT_RUNNER, NerBackendConfig, SpacyStageConfig, pipeline_options
 from pipelines.parquet_io import DEFAULT_SHARD_ROWS
-from transforms.embedding import DEFAULT_ENCODER
+from transforms.embedding import DEFAULT_ENCODER, PACKAGED_E5
 from transforms.entity_resolution import ResolutionConfig
 from transforms.llm.config import LLMConfig, LLMStageConfig
 from transforms.llm.gate import GateConfig
@@ -58,7 +58,14 @@ class PipelineSettings(dg.ConfigurableResource):
         "auto", description="device of the 'hf' NER model: auto (CUDA when available), cpu, cuda"
     )
     encoder_model: str = Field(
-        DEFAULT_ENCODER, description="sentence-transformers model id or path for embeddings"
+        DEFAULT_ENCODER,
+        description="encoder of every table: sentence-transformers model id or path, "
+        f"or {PACKAGED_E5}",
+    )
+    fusion_encoder: str | None = Field(
+        PACKAGED_E5,
+        description="second encoder of segments, a signal of the `hybrid` strategy "
+        f"(default {PACKAGED_E5}; a sentence-transformers id or path; none: off)",
     )
     beam_runner: str = Field(
         DEFAULT_RUNNER,
@@ -146,6 +153,14 @@ class PipelineSettings(dg.ConfigurableResource):
     rgcn_min_confidence: float = Field(
         0.0, description="current facts below this confidence are left out of the R-GCN graph"
     )
+
+    @property
+    def second_encoder(self) -> str | None:
+        """The fusion encoder, or None when it is off or the same as the main encoder."""
+        chosen = (self.fusion_encoder or "").strip()
+        if chosen.lower() in ("", "none", "off") or chosen == self.encoder_model:
+            return None
+        return chosen
 
     def beam_options(self):  # noqa: ANN201 (PipelineOptions)
         """Beam options for the configured runner."""

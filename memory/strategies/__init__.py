@@ -4,6 +4,7 @@ from memory.strategies.base import Ranking, Strategy
 from memory.strategies.bm25 import bm25
 from memory.strategies.dense import dense
 from memory.strategies.gram_paths import gram_paths
+from memory.strategies.hybrid import hybrid
 from memory.strategies.kgermar_fusion import kgermar_fusion
 from memory.strategies.memorai_dwpr import memorai_dwpr
 from memory.strategies.names import STRATEGY_NAMES
@@ -21,6 +22,7 @@ from memory.strategies.real_beam import real_beam
 STRATEGIES: dict[str, Strategy] = {
     "dense": dense,
     "bm25": bm25,
+    "hybrid": hybrid,
     "hipporag_ppr": ppr,
     "memorai_dwpr": memorai_dwpr,
     "gram_paths": gram_paths,

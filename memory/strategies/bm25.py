@@ -1,20 +1,12 @@
-"""Lexical retrieval: LanceDB's native full-text index, scored with BM25."""
+"""Lexical retrieval: LanceDB's native full-text index over each segment's search text
+(its span with its title or speaker), scored with BM25."""
 
 from __future__ import annotations
 
-from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
+from memory.linking import full_text_segments
+from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 
 
 def bm25(view: SnapshotView, query: QueryContext) -> Ranking:
-    hits = (
-        view.table("segments")
-        .search(query.text, query_type="fts")
-        .where(RETRIEVABLE_FILTER, prefilter=True)
-        .select(["segment_id", "_score"])
-        .limit(query.k)
-        .to_list()
-    )
-    return Ranking(
-        [(h["segment_id"], round(float(h["_score"]), 6)) for h in hits], {"strategy": "bm25"}
-    )
+    return Ranking(full_text_segments(view, query.text, query.k), {"strategy": "bm25"})

@@ -3,6 +3,7 @@
 STRATEGY_NAMES = (
     "dense",
     "bm25",
+    "hybrid",
     "hipporag_ppr",
     "memorai_dwpr",
     "gram_paths",

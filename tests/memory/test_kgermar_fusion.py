@@ -53,7 +53,9 @@ def test_snapshot_pins_the_structure_table(graph_memory) -> None:
 
 
 def test_strategy_fuses_three_banks(graph_memory) -> None:
-    result = graph_memory.query("Where does Priya Natarajan work?", strategy="kgermar_fusion", k=5)
+    result = graph_memory.query(
+        "Where does Priya Natarajan work?", strategy="kgermar_fusion", k=5, unit="segment"
+    )
     explanation = result.explanation
     assert 0 < len(result.hits) <= 5
     assert set(explanation["banks"]) == set(BANKS)

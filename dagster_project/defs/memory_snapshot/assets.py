@@ -7,6 +7,7 @@ import dagster as dg
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
+from memory.hybrid_weights import pinned_weights
 from memory.snapshots import record_snapshot
 
 
@@ -19,13 +20,18 @@ from memory.snapshots import record_snapshot
 def memory_snapshot(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
 ) -> dg.MaterializeResult:
-    """A snapshot id pinning the DuckDB recorded-time cutoff and the LanceDB table versions;
-    a rebuild with unchanged content returns the existing snapshot."""
+    """A snapshot id pinning the DuckDB recorded-time cutoff, the LanceDB table versions
+    and the retrieval settings (second encoder, `hybrid` weights per corpus kind); a
+    rebuild with unchanged content and settings returns the existing snapshot."""
     started = time.perf_counter()
     collection = context.partition_key
+    retrieval = {
+        "fusion_encoder": settings.second_encoder,
+        **pinned_weights(warehouse.workspace.root),
+    }
     with warehouse.connect() as con:
         snapshot, created = record_snapshot(
-            con, warehouse.workspace.lance(), collection, settings.encoder_model
+            con, warehouse.workspace.lance(), collection, settings.encoder_model, retrieval
         )
     context.log.info(f"snapshot {snapshot.snapshot_id} ({'new' if created else 'unchanged'})")
     return stage_result(
@@ -37,4 +43,5 @@ def memory_snapshot(
         content_hash=snapshot.content_hash,
         recorded_cutoff=snapshot.recorded_cutoff.isoformat(),
         lance_versions=dg.MetadataValue.json(snapshot.lance_versions),
+        retrieval=dg.MetadataValue.json(snapshot.retrieval),
     )

@@ -1,0 +1,79 @@
+"""`hybrid`: flat retrieval fused from full text (BM25), the main encoder and, where the
+snapshot has its vectors, a second encoder, by normalised scores with weights per corpus
+kind. It is the ranking that the graph strategies start from.
+
+Each signal returns its top `max(POOL, 2k)` segments; `transforms.rank_fusion.fuse`
+z-normalises each list and adds them with the weights of each segment's corpus kind
+(`memory.hybrid_weights`: documents and conversations differ, since lexical overlap
+carries conversations and meaning carries encyclopedic passages). A signal the snapshot
+lacks is dropped and the remaining weights renormalised; a signal that returns nothing
+for a query (BM25 on a question of stop words) adds nothing.
+
+Options: `hybrid_weights` ({corpus kind: {signal: weight}}) overrides the weights pinned
+in the snapshot. `--explain` shows the weights, where they came from, the signals used and
+each hit's per-signal contribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memory.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
+from memory.linking import full_text_segments, similar_segments
+from memory.snapshot_view import QueryContext, SnapshotView
+from memory.strategies.base import Ranking
+from transforms.rank_fusion import Scored, contributions, fuse
+
+POOL = 50
+"""Candidates per signal (at least; 2k when k is larger)."""
+EXPLAINED_HITS = 10
+
+
+def available_signals(view: SnapshotView) -> tuple[str, ...]:
+    """The signals the snapshot has: the second encoder's only with its vectors."""
+    return tuple(s for s in SIGNALS if s != "dense_fusion" or view.fusion_encoder is not None)
+
+
+def signal_lists(view: SnapshotView, query: QueryContext, pool: int) -> dict[str, Scored]:
+    """Each available signal's top `pool` (segment id, raw score), best first."""
+    signals: dict[str, Scored] = {
+        "bm25": full_text_segments(view, query.text, pool),
+        "dense": similar_segments(view, query.text, pool),
+    }
+    if view.fusion_encoder is not None:
+        signals["dense_fusion"] = similar_segments(view, query.text, pool, second_encoder=True)
+    return signals
+
+
+def hybrid_ranking(
+    view: SnapshotView, query: QueryContext, pool: int | None = None
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """Fused (segment id, score) of every candidate, best first, and its explanation."""
+    pool = pool or max(POOL, 2 * query.k)
+    signals = signal_lists(view, query, pool)
+    weights, sources = resolve_weights(view.snapshot.retrieval, query.options)
+    available = available_signals(view)
+    by_kind = {kind: normalised(w, available) for kind, w in weights.items()}
+
+    def weights_of(segment_id: str) -> Mapping[str, float]:
+        return by_kind[CORPUS_KINDS.get(view.segment_kind(segment_id), "documents")]
+
+    fused = fuse(signals, weights_of)
+    explanation = {
+        "strategy": "hybrid",
+        "signals": {name: len(scored) for name, scored in signals.items()},
+        "encoders": {"dense": view.snapshot.embedding_model, "dense_fusion": view.fusion_encoder},
+        "weights": by_kind,
+        "weights_source": sources,
+        "contributions": {
+            segment_id: contributions(segment_id, signals, weights_of(segment_id))
+            for segment_id, _ in fused[:EXPLAINED_HITS]
+        },
+    }
+    return fused, explanation
+
+
+def hybrid(view: SnapshotView, query: QueryContext) -> Ranking:
+    fused, explanation = hybrid_ranking(view, query)
+    return Ranking([(s, round(score, 6)) for s, score in fused[: query.k]], explanation)
