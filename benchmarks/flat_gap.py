@@ -11,14 +11,15 @@ several passages):
 
 1. `reference`: each passage whole, `title` newline `text`; textbook BM25 (k1 1.2,
    b 0.75, lower-cased `\\w+` tokens); MiniLM cosine.
-2. `128-token chunks, top 10 segments`: the earlier product: chunks of 128 tokens, the
-   title only on the first, LanceDB's full-text analyser, and the first 10 segments'
-   distinct passages (fewer than 10 when chunks of one passage rank together).
+2. `128-token chunks, top 10 segments`: the earlier product: chunks of 128 tokens packed
+   greedily, the title only on the first, LanceDB's full-text analyser, and the first 10
+   segments' distinct passages (fewer than 10 when chunks of one passage rank together).
 3. `+ k distinct passages`: a passage ranked by its best chunk, k distinct passages.
 4. `+ title on every chunk`: each chunk indexed with its document's title.
-5. `+ 200-token chunks`: chunks that fill MiniLM's 256-word-piece window (the default).
-6. `textbook BM25 tokens`: row 5 with the reference's BM25 in place of LanceDB's analyser.
-7. `LanceDB, no stemming`: row 5 with LanceDB's analyser without its stemmer.
+5. `+ 200-token chunks`: chunks that fill MiniLM's 256-word-piece window.
+6. `+ balanced chunks`: as few chunks, of even sizes (the product's default).
+7. `textbook BM25 tokens`: row 6 with the reference's BM25 in place of LanceDB's analyser.
+8. `LanceDB, no stemming`: row 6 with LanceDB's analyser without its stemmer.
 
 Nothing is built or stored: the units are cut with the product's segmenter and rendered
 with its search text, encoded with the product's encoder, and indexed in a throwaway
@@ -44,7 +45,7 @@ from lancedb.index import FTS
 
 from transforms.embedding import encode
 from transforms.graph_links import segment_search_text
-from transforms.segmenting import chunk_spans
+from transforms.segmenting import chunk_spans, greedy_chunk_spans
 
 KS = (2, 5, 10)
 _WORD = re.compile(r"\w+")
@@ -80,12 +81,16 @@ def load(questions_path: Path, corpus_path: Path) -> tuple[list[dict], list[dict
     return questions, corpus, gold
 
 
-def units_of(corpus: Sequence[dict], chunk_tokens: int | None, titled: bool) -> list[Unit]:
-    """Whole passages (`chunk_tokens` None) or chunks, with or without the title on each."""
+def units_of(
+    corpus: Sequence[dict], chunk_tokens: int | None, titled: bool, balanced: bool = False
+) -> list[Unit]:
+    """Whole passages (`chunk_tokens` None) or chunks (packed greedily or balanced), with
+    or without the title on each."""
+    chunker = chunk_spans if balanced else greedy_chunk_spans
     units = []
     for i, passage in enumerate(corpus):
         text = f"{passage['title']}\n{passage['text']}"
-        spans = [(0, len(text))] if chunk_tokens is None else chunk_spans(text, chunk_tokens)
+        spans = [(0, len(text))] if chunk_tokens is None else chunker(text, chunk_tokens)
         for start, end in spans:
             row = {"text": text[start:end], "kind": "chunk", "title": passage["title"]}
             units.append(Unit(i, segment_search_text(row) if titled else row["text"]))
@@ -187,6 +192,7 @@ def run(questions_path: Path, corpus_path: Path) -> list[GapRow]:
             ("+ k distinct passages", units_of(corpus, 128, False), "lance", None),
             ("+ title on every chunk", units_of(corpus, 128, True), "lance", None),
             ("+ 200-token chunks", units_of(corpus, 200, True), "lance", None),
+            ("+ balanced chunks", units_of(corpus, 200, True, balanced=True), "lance", None),
         ]
         for number, (step, units, lexical, segments) in enumerate(ladder):
             bm25 = (

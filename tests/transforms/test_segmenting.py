@@ -78,3 +78,13 @@ def test_conversation_turns_and_sessions():
     assert [s["text"] for s in sessions] == ["Sam: I live in Leeds.\nBot: Noted.", "Sam: I moved."]
     for segment in segments:
         assert document["text"][segment["char_start"] : segment["char_end"]] == segment["text"]
+
+
+def test_chunks_are_balanced_without_adding_chunks():
+    sentence = "Acme builds printers in a large factory near the river Tyne. "
+    text = sentence * 9  # 12 tokens each, 108 in all
+    spans = chunk_spans(text, max_tokens=100)
+    sizes = [count_tokens(text[s:e]) for s, e in spans]
+    assert len(spans) == 2 and sizes == [60, 48], "two chunks of 5 and 4 sentences, not 8 + 1"
+    assert chunk_spans("One sentence only.", max_tokens=100) == [(0, 18)]
+    assert chunk_spans("", max_tokens=100) == []

@@ -98,7 +98,8 @@ def retrieval_evaluation(
     warehouse.replace_where(
         "evaluation_results", key, [{**key, **row, "evaluated_at": now} for row in run.rows]
     )
-    warehouse.record_fingerprint(collection, ASSET, fingerprint)
+    if not run.errors:  # a failed strategy is evaluated again on the next run
+        warehouse.record_fingerprint(collection, ASSET, fingerprint)
     current = by_strategy(run.rows)
     watched = RECALL_METRICS[registration.kind]
     previous = previous_figures(context, questions.fingerprint)
@@ -108,6 +109,7 @@ def retrieval_evaluation(
             {m: v for m, v in previous.get(strategy, {}).items() if m in watched},
             {m: v for m, v in current.get(strategy, {}).items() if m in watched},
             config.regression_margin,
+            run.errors.get(strategy),
         )
         for strategy in STRATEGIES
     ]
@@ -173,9 +175,21 @@ def previous_figures(
 
 
 def regression_check(
-    strategy: str, previous: dict[str, float], current: dict[str, float], margin: float
+    strategy: str,
+    previous: dict[str, float],
+    current: dict[str, float],
+    margin: float,
+    error: str | None = None,
 ) -> dg.AssetCheckResult:
-    """The strategy's check: fails when `regressions` finds a drop beyond `margin`."""
+    """The strategy's check: fails when the strategy raised (`error`) or `regressions`
+    finds a drop beyond `margin`."""
+    if error is not None:
+        return dg.AssetCheckResult(
+            check_name=check_name(strategy),
+            passed=False,
+            description=f"the strategy failed: {error}",
+            metadata={"error": error},
+        )
     if not current:
         return dg.AssetCheckResult(
             check_name=check_name(strategy),
