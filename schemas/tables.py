@@ -163,11 +163,15 @@ LANCE_SEGMENTS = pa.schema(
         ("source_path", pa.string()),
         ("entity_ids", pa.list_(pa.string())),
         ("search_text", pa.string()),
+        ("node_ids", pa.list_(pa.string())),
+        ("next_segment_id", pa.string()),
     ]
 )
 """Retrievable segments in LanceDB (a `vector` column is added when embedding, and a
 `vector_fusion` column when a second encoder is on); the `entity_ids` column is the
-segment side of the entity–segment graph; `search_text` is what full text and the
+segment side of the entity–segment graph and `node_ids` of its structural nodes (topics,
+document, session, speaker, day; `transforms.graph_nodes`), `next_segment_id` a turn's next
+turn; `search_text` is what full text and the
 encoders index (`transforms.graph_links.segment_search_text`), while `text` and the char
 offsets stay the segment's own span of its document."""
 

@@ -81,6 +81,11 @@ DDL = (
         extractor VARCHAR NOT NULL, cardinality VARCHAR
     )""",
     """
+    CREATE TABLE IF NOT EXISTS segment_nodes (
+        collection VARCHAR, segment_id VARCHAR, node_id VARCHAR, kind VARCHAR,
+        PRIMARY KEY (collection, segment_id, node_id)
+    )""",
+    """
     CREATE TABLE IF NOT EXISTS relation_cardinality (
         collection VARCHAR, relation VARCHAR, cardinality VARCHAR, source VARCHAR,
         evidence VARCHAR, decided_at TIMESTAMPTZ,

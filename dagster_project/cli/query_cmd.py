@@ -15,7 +15,14 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     query.add_argument("--snapshot", help="snapshot id (default: the newest)")
     query.add_argument("--collection", help="newest snapshot of this collection")
     query.add_argument("--strategy", default="dense", choices=STRATEGY_NAMES)
-    query.add_argument("-k", type=int, default=5, help="number of segments (default 5)")
+    query.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
+    query.add_argument(
+        "--unit",
+        choices=["passage", "segment"],
+        default="passage",
+        help="passage: k distinct documents or turns, each by its best segment (default); "
+        "segment: k segments, several may come from one document",
+    )
     query.add_argument("--json", action="store_true", help="machine-readable output")
     query.add_argument("--explain", action="store_true", help="print the strategy's explanation")
     query.add_argument(
@@ -31,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from memory import Memory
 
     memory = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection)
-    result = memory.query(args.text, strategy=args.strategy, k=args.k, valid_at=args.valid_at)
+    result = memory.query(
+        args.text, strategy=args.strategy, k=args.k, valid_at=args.valid_at, unit=args.unit
+    )
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
         return 0
@@ -50,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
             out.print(
                 f"   [green]fact[/green] {fact['head']} —{fact['relation']}→ {fact['tail']}"
                 f"  (conf {fact['confidence']:.2f}, valid {valid})"
+            )
+        for other in hit.evidence:
+            out.print(
+                f"   [dim]also in this passage: [{other['char_start']}:{other['char_end']}]"
+                f" ({other['score']:.4f})[/dim]"
             )
         for path in hit.paths:
             out.print(f"   [magenta]path[/magenta] {escape(path)}", highlight=False)

@@ -3,15 +3,17 @@ from, each with the exploration intent of its own part of the query.
 
 The paper's anchoring is an LLM prompt (unpublished) that also links surface strings to
 graph nodes in an unspecified way. Here: roots are the entities the query names (any alias
-as a normalised n-gram, `linking.named_entities`); a query naming none falls back on the
-`FALLBACK_ROOTS` entities whose description embedding is closest to it (cosine ≥
-`linking.MIN_SIMILARITY`). Each root takes the intent of the clause that names it when
-that clause has an intent cue, else the intent of the whole query, so "Why did X fail and
-where is Y?" explores X causally and Y factually.
+as a normalised n-gram, `linking.named_entities`) and the first `FLAT_ROOTS` entities of
+the flat ranking's top segments; a query with neither falls back on the `FALLBACK_ROOTS`
+entities whose description embedding is closest to it (cosine ≥
+`linking.MIN_SIMILARITY`). Each root takes the intent of the clause that names it when that
+clause has an intent cue, else the intent of the whole query, so "Why did X fail and where
+is Y?" explores X causally and Y factually.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory.graph import MemoryGraph
@@ -20,6 +22,10 @@ from memory.real.intents import FACT, clauses, query_intent
 from memory.snapshot_view import SnapshotView
 
 FALLBACK_ROOTS = 3
+FLAT_ROOTS = 3
+"""Entities of the flat (`hybrid`) ranking's top segments that root a search beside the
+named ones: the issue's "REAL roots from the flat ranking"; the paper's LLM anchoring
+has no such source."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +53,20 @@ def clause_intents(view: SnapshotView, text: str) -> dict[str, str]:
     return found
 
 
-def anchor(view: SnapshotView, graph: MemoryGraph, text: str) -> list[Anchor]:
-    """{(e_i, ι_i)}: the query's root entities with their intents, by name."""
+def anchor(
+    view: SnapshotView, graph: MemoryGraph, text: str, flat: Mapping[str, float] | None = None
+) -> list[Anchor]:
+    """{(e_i, ι_i)}: the query's root entities with their intents: those it names, then
+    up to `FLAT_ROOTS` entities of the flat ranking's top segments (`flat`, best first);
+    a query with neither falls back on the most similar entity descriptions."""
     overall = query_intent(text)
     named = named_entities(view, text)
-    linked_by = "name"
-    if not named:
-        named, linked_by = similar_entities(view, text, FALLBACK_ROOTS), "similarity"
-    by_clause = clause_intents(view, text) if linked_by == "name" else {}
+    by_clause = clause_intents(view, text)
+    found = {entity: "name" for entity in named}
+    for entity in list(flat or {})[:FLAT_ROOTS]:
+        found.setdefault(entity, "flat ranking")
+    if not found:
+        found = {e: "similarity" for e in similar_entities(view, text, FALLBACK_ROOTS)}
     anchors = [
         Anchor(
             graph.entity_position[entity],
@@ -62,7 +74,7 @@ def anchor(view: SnapshotView, graph: MemoryGraph, text: str) -> list[Anchor]:
             by_clause.get(entity, overall),
             linked_by,
         )
-        for entity in named
+        for entity, linked_by in found.items()
         if entity in graph.entity_position
     ]
     return sorted(anchors, key=lambda a: (a.name, a.entity))

@@ -39,6 +39,7 @@ from itertools import combinations
 
 import numpy as np
 
+from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import named_entities, positions, similar_entities
 from memory.relational_paths import (
@@ -52,6 +53,8 @@ from memory.relational_paths import (
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 
+FLAT_ANCHORS = 3
+"""Entities of the flat ranking's top segments added to the named ones as anchors."""
 MAX_LENGTH = 3
 PATHS_PER_PAIR = 10
 EXPANSION_LIMIT = 2000
@@ -65,8 +68,11 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
     graph = graph_of(view, query)
     max_length = int(query.options.get("max_length", MAX_LENGTH))
     per_pair = int(query.options.get("paths_per_pair", PATHS_PER_PAIR))
-    anchors = _with_facts(graph, named_entities(view, query.text))
-    entities_from = "named"
+    prior = flat_prior(view, query)
+    named = _with_facts(graph, named_entities(view, query.text))
+    flat = _with_facts(graph, dict(list(prior.seed_entities(view).items())[:FLAT_ANCHORS]))
+    anchors = list(dict.fromkeys([*named, *flat]))
+    entities_from = "named and flat ranking"
     if not anchors:
         anchors = _with_facts(graph, similar_entities(view, query.text, FALLBACK_ANCHORS))
         entities_from = "similar"
@@ -86,12 +92,14 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
             kept.setdefault(tuple(sorted(path.facts)), (float(scores[index]), path))
     best = sorted(kept.values(), key=lambda item: -item[0])
     scored, paths = _rank_segments(view, graph, best, query.k)
+    scored = with_graph_bonus(prior, scored)[: query.k]
     found = Counter(len(p) for s in searches for p in s.paths)
     explanation = {
         "strategy": "gram_paths",
         "max_length": max_length,
         "paths_per_pair": per_pair,
         "query_entities": [graph.entity_names[a] for a in anchors],
+        "flat": prior.summary(),
         "entities_from": entities_from,
         "mode": mode,
         "paths_found": {str(n): found[n] for n in range(1, max_length + 1)},

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import graph_of
 from memory.linking import similar_segments
@@ -139,7 +140,10 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             "snapshot has no structural bank; fused the contextual and semantic banks "
             "with their weights renormalised to sum to 1"
         )
-    return Ranking(fuse(banks, used, query.k), explanation)
+    prior = flat_prior(view, query)
+    explanation["flat"] = prior.summary()
+    fused = with_graph_bonus(prior, fuse(banks, used, query.k))
+    return Ranking(fused[: query.k], explanation)
 
 
 def _structural_entities(

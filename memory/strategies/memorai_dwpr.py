@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from memory import dwpr
+from memory.flat_prior import FlatPrior, flat_prior, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import similar_entities, similar_facts, similar_segments
+from memory.linking import similar_entities, similar_facts
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     QuerySubgraph,
@@ -92,10 +93,13 @@ class Seeds:
         return set(self.entities) | {int(e) for e in ends}
 
 
-def seeds_of(view: SnapshotView, query: QueryContext, graph: MemoryGraph, k: int) -> Seeds:
+def seeds_of(
+    view: SnapshotView, query: QueryContext, graph: MemoryGraph, k: int, prior: FlatPrior
+) -> Seeds:
     entities = similar_entities(view, query.text, k, min_similarity=-1.0)
+    weights = prior.distribution()
     return Seeds(
-        segments={graph.segment_position[s]: c for s, c in similar_segments(view, query.text, k)},
+        segments={graph.segment_position[s]: round(weights[s], 6) for s in prior.top_segments()},
         entities={graph.entity_position[e]: c for e, c in entities.items()},
         facts=dict(similar_facts(view, query, k)),
     )
@@ -118,7 +122,8 @@ def memorai_dwpr(view: SnapshotView, query: QueryContext) -> Ranking:
     params = Parameters.of(query)
     graph = graph_of(view, query)
     structure = structure_of(view, query)
-    seeds = seeds_of(view, query, graph, params.seeds)
+    prior = flat_prior(view, query)
+    seeds = seeds_of(view, query, graph, params.seeds, prior)
     anchors = seeds.anchor_entities(graph)
     subgraph = query_subgraph(
         structure, global_nodes(structure, sorted(anchors), list(seeds.segments), list(seeds.facts))
@@ -135,21 +140,23 @@ def memorai_dwpr(view: SnapshotView, query: QueryContext) -> Ranking:
     n_e, n_s = len(subgraph.entities), len(subgraph.segments)
     segment_scores = result.scores[n_e : n_e + n_s]
     fact_scores = result.scores[n_e + n_s :]
-    top = np.argsort(-segment_scores, kind="stable")[: query.k]
+    own = np.argsort(-segment_scores, kind="stable")[: query.k]
+    ranked = [(graph.segment_ids[int(subgraph.segments[i])], float(segment_scores[i])) for i in own]
+    final = with_graph_bonus(prior, ranked)[: query.k]
+    local = {graph.segment_ids[int(subgraph.segments[i])]: i for i in range(n_s)}
     fact_score = dict(zip(subgraph.facts.tolist(), fact_scores.tolist(), strict=True))
     prefixes = anchors_of(graph, set(seeds.entities), set(seeds.facts))
     paths: dict[str, list[str]] = {}
-    for local in top:
-        segment = int(subgraph.segments[local])
+    for segment_id, _ in final:
+        if segment_id not in local:
+            continue
+        segment = graph.segment_position[segment_id]
         found = segment_paths(
             graph, segment, prefixes, set(seeds.facts), fact_score, PATHS_PER_SEGMENT
         )
         if found:
             paths[graph.segment_ids[segment]] = [graph.path_text(list(p)) for p in found]
-    scored = [
-        (graph.segment_ids[int(subgraph.segments[i])], round(float(segment_scores[i]), 8))
-        for i in top
-    ]
+    scored = [(s, round(score, 8)) for s, score in final]
     return Ranking(scored, _explanation(graph, seeds, subgraph, result, params, fact_scores), paths)
 
 

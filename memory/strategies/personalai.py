@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memory.linking import named_entities
+from memory.flat_prior import flat_prior, with_graph_bonus
+from memory.linking import named_entities, positions
 from memory.personalai.astar import AStarParams, astar
 from memory.personalai.beam import BeamParams, beam_search
 from memory.personalai.evidence import (
@@ -94,19 +95,25 @@ def _retrieve(
     similarity = (
         hypergraph.vectors @ question if hypergraph.n_hyperedges else np.zeros(0, np.float32)
     )
+    prior = flat_prior(view, query)
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))
     )
+    episodes = prior.seed_entities(view)
+    for node, weight in positions(personal.graph, episodes).items():
+        linked.setdefault(node, round(weight, 4))
     traversal = Traversal()
     for run in runners:
         traversal = traversal.merge(run(personal, list(linked), similarity, options))
     kept = filtered(traversal, similarity, int(options.get("top_n", TOP_N)))
     scored, paths = ranked_segments(personal, traversal, kept, similarity, question, query.k)
+    scored = with_graph_bonus(prior, scored)[: query.k]
     visited = sorted(traversal.visited, key=lambda n: names[n])
     explanation = {
         "strategy": name,
         "restriction": options.get("restriction") or "all",
         "seeds": {names[n]: w for n, w in linked.items()},
+        "flat": prior.summary(),
         "named_in_query": sorted(
             names[personal.graph.entity_position[e]] for e in named_entities(view, query.text)
         ),

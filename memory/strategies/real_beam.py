@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.real.anchors import anchor
 from memory.real.beam import BeamParams, SearchTrace, beam_search
 from memory.real.evaluator import LLMEvaluator, evaluator_for
@@ -54,7 +55,8 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
     options = dict(query.options)
     params = beam_params(options)
     space = SearchSpace.of(view, query, params.m)
-    anchors = anchor(view, space.graph, query.text)
+    prior = flat_prior(view, query)
+    anchors = anchor(view, space.graph, query.text, prior.seed_entities(view))
     expected = expected_answer_type(query.text)
     evaluator = evaluator_for(view, query.text, options, space.query_vector, expected)
     repairer = Repairer(space, options.get("repairs", TEMPLATES))
@@ -72,6 +74,7 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
         traces.append(result.trace)
     evidence = aggregate(final)
     scored, paths = rank_segments(space.graph, evidence, query.k)
+    scored = with_graph_bonus(prior, scored)[: query.k]
     explanation: dict[str, Any] = {
         "strategy": "real_beam",
         "params": {
@@ -86,6 +89,7 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
         "query_intent": query_intent(query.text),
         "expected_answer_type": expected,
         "seeds": [a.as_dict() for a in anchors],
+        "flat": prior.summary(),
         "evaluator": "llm" if isinstance(evaluator, LLMEvaluator) else "embedding",
         "paths": [
             {

@@ -32,6 +32,7 @@ from transforms.graph_links import (
     segment_entity_ids,
     segment_search_text,
 )
+from transforms.graph_nodes import NEXT_TURN
 
 DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
@@ -71,6 +72,11 @@ WHERE collection = ? AND recorded_to IS NULL AND operation <> 'retract' AND vali
   AND confidence >= ?
 ORDER BY ALL
 """
+NODES_SQL = """
+SELECT segment_id, list(node_id ORDER BY node_id) FILTER (WHERE kind <> $next) AS node_ids,
+       any_value(node_id) FILTER (WHERE kind = $next) AS next_segment_id
+FROM segment_nodes WHERE collection = $collection GROUP BY segment_id
+"""
 MENTIONS_SQL = """
 SELECT m.text AS surface, m.segment_id, s.text AS segment_text, m.char_start, m.char_end
 FROM entity_mentions m
@@ -88,15 +94,16 @@ WHERE e.collection = ? GROUP BY ALL ORDER BY e.entity_id
     partitions_def=collections_partitions,
     group_name="memory",
     kinds={"lancedb", "pytorch"},
-    deps=["segments", "entities", "entity_mentions", "fact_versions"],
+    deps=["segments", "entities", "entity_mentions", "fact_versions", "segment_nodes"],
 )
 def graph_embeddings(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
 ) -> dg.MaterializeResult:
-    """MiniLM embeddings of every chunk and turn (with their entity links), of every entity
-    description, of every entity's mention contexts (KGERMAR's C = 64 tokens, span-pooled)
-    and of every fact statement, in LanceDB tables with full-text indexes on segment text
-    and fact statements; then KGERMAR's R-GCN structural bank over the current facts."""
+    """MiniLM embeddings of every chunk and turn (with their entity and structural
+    links), of every entity description, of every entity's mention contexts (KGERMAR's
+    C = 64 tokens, span-pooled) and of every fact statement, in LanceDB tables with
+    full-text indexes on segment text and fact statements; then KGERMAR's R-GCN
+    structural bank over the current facts."""
     started = time.perf_counter()
     collection = context.partition_key
     segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
@@ -104,9 +111,16 @@ def graph_embeddings(
     links = segment_entity_ids(
         warehouse.rows(SURFACES_SQL, [collection, collection]), warehouse.entity_of(collection)
     )
+    structure = {
+        row["segment_id"]: row
+        for row in warehouse.rows(NODES_SQL, {"collection": collection, "next": NEXT_TURN})
+    }
     for segment in segments:
         segment["entity_ids"] = links.get(segment["segment_id"], [])
         segment["search_text"] = segment_search_text(segment)
+        nodes = structure.get(segment["segment_id"], {})
+        segment["node_ids"] = nodes.get("node_ids") or []
+        segment["next_segment_id"] = nodes.get("next_segment_id")
     facts = _facts_by_entity(warehouse, collection)
     for entity in found:
         entity["description"] = entity_description(

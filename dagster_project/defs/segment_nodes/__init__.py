@@ -1,0 +1,1 @@
+"""Stage: document topics and conversation structure of the memory graph."""

@@ -1,0 +1,56 @@
+"""Stage 6b: the LLM-free structure of the graph: which topic, document, session, speaker
+and day nodes each segment links to, and each turn's next turn
+(`transforms.graph_nodes`). Read by `graph_embeddings` into the segments table, so a
+snapshot pins it."""
+
+import time
+
+import dagster as dg
+
+from dagster_project.defs.stage_result import stage_result
+from dagster_project.partitions import collections_partitions
+from dagster_project.resources import WarehouseResource
+from transforms import graph_nodes
+
+STAGE = "segment_nodes"
+DOCUMENTS_SQL = "SELECT doc_id, kind, title FROM documents WHERE collection = ? ORDER BY doc_id"
+SEGMENTS_SQL = """
+SELECT segment_id, doc_id, kind, text, speaker, session_id, observed_at, char_start
+FROM segments WHERE collection = ? AND kind IN ('chunk', 'turn') ORDER BY segment_id
+"""
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    group_name="consolidate",
+    kinds={"duckdb"},
+    deps=["segments", "entities"],
+)
+def segment_nodes(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """Links of every chunk and turn to its document topic (and to the topics it names),
+    document, session, speaker and day nodes, and of every turn to the next turn of its
+    session."""
+    started = time.perf_counter()
+    collection = context.partition_key
+    segments = warehouse.rows(SEGMENTS_SQL, [collection])
+    titles = graph_nodes.topic_keys(warehouse.rows(DOCUMENTS_SQL, [collection]))
+    links = list(graph_nodes.segment_nodes(segments, titles, warehouse.entity_of(collection)))
+    links += [
+        {"segment_id": sid, "node_id": following, "kind": graph_nodes.NEXT_TURN}
+        for sid, following in graph_nodes.next_turns(segments).items()
+    ]
+    warehouse.replace_collection(
+        STAGE, collection, [{"collection": collection, **link} for link in links]
+    )
+    kinds: dict[str, int] = {}
+    for link in links:
+        kinds[link["kind"]] = kinds.get(link["kind"], 0) + 1
+    return stage_result(
+        started=started,
+        rows_in=len(segments),
+        rows_out=len(links),
+        topics=len(titles),
+        links_by_kind=dg.MetadataValue.json(kinds),
+    )

@@ -1,0 +1,141 @@
+"""The passage graph of a snapshot: retrievable segments and the nodes they link to, as one
+sparse matrix, for random walks that start from the flat ranking.
+
+Nodes: every segment (chunk or turn), every entity a segment mentions (`entity_ids`), and
+every structural node of `transforms.graph_nodes` (`node_ids`: document topics, document,
+session, speaker, day). Edges, all undirected:
+
+- segment – node, weighted by the node's specificity, HippoRAG's inverse of the number of
+  segments linked to it (a node shared by two passages is a strong bridge, a hub shared
+  by a thousand is a weak one);
+- entity – entity for every fact valid at the query's coordinates, weighted by the fact's
+  confidence times the lesser specificity of its two ends;
+- turn – next turn of the same session (`next_segment_id`), weight `NEXT_TURN_WEIGHT`.
+
+The matrix and its row-normalised transition are built once per view (per fact
+coordinates) and cached; a walk is a few sparse matrix–vector products.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from memory.graph import graph_of
+from memory.snapshot_view import QueryContext, SnapshotView
+
+NEXT_TURN_WEIGHT = 1.0
+"""Weight of a turn – next-turn edge, against a specificity of at most 1 for node links."""
+ITERATIONS = 30
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class PassageGraph:
+    """Segments, nodes and the transition matrix over [segments | nodes]."""
+
+    segment_ids: list[str]
+    node_ids: list[str]
+    segment_position: dict[str, int]
+    node_position: dict[str, int]
+    specificity: np.ndarray
+    """Per node: 1 / number of segments linked to it."""
+    transition: sp.csr_matrix
+    """Column-stochastic where a node has edges: `transition @ x` spreads mass x."""
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.segment_ids)
+
+    def walk(self, reset: np.ndarray, damping: float) -> np.ndarray:
+        """Personalised PageRank r = (1 - d) p + d T r from the reset vector `reset`
+        (any non-negative vector over [segments | nodes]); mass that reaches a node
+        without edges returns to p. Returns r, summing to 1."""
+        p = reset / reset.sum()
+        rank = p.copy()
+        for _ in range(ITERATIONS):
+            spread = self.transition @ rank
+            updated = (1 - damping) * p + damping * (spread + (rank.sum() - spread.sum()) * p)
+            if np.abs(updated - rank).sum() < TOLERANCE:
+                return updated
+            rank = updated
+        return rank
+
+
+def passage_graph(view: SnapshotView, query: QueryContext) -> PassageGraph:
+    """The passage graph for the query's fact coordinates, built once per view."""
+    key = ("passage_graph", *query.fact_filter)
+    if key not in view.cache:
+        view.cache[key] = _build(view, query)
+    return view.cache[key]
+
+
+def _build(view: SnapshotView, query: QueryContext) -> PassageGraph:
+    columns = [c for c in ("node_ids", "next_segment_id") if c in view.segments.column_names]
+    rows = view.segments.select(["segment_id", "entity_ids", *columns]).to_pylist()
+    segment_ids = [r["segment_id"] for r in rows]
+    segment_position = {s: i for i, s in enumerate(segment_ids)}
+    node_position: dict[str, int] = {}
+    link_rows, link_cols = [], []
+    for i, row in enumerate(rows):
+        for node in {*(row["entity_ids"] or []), *(row.get("node_ids") or [])}:
+            link_rows.append(i)
+            link_cols.append(node_position.setdefault(node, len(node_position)))
+    n_s, n_n = len(segment_ids), len(node_position)
+    links = sp.csr_matrix(
+        (np.ones(len(link_rows)), (link_rows, link_cols)), shape=(n_s, n_n), dtype=np.float64
+    )
+    specificity = 1.0 / np.maximum(np.asarray(links.sum(axis=0)).ravel(), 1.0)
+    weighted = (links @ sp.diags(specificity)).tocsr()
+    adjacency = sp.bmat(
+        [
+            [_next_turns(rows, segment_position), weighted],
+            [weighted.T, _facts(view, query, node_position, specificity)],
+        ],
+        format="csr",
+    )
+    degree = np.asarray(adjacency.sum(axis=0)).ravel()
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    return PassageGraph(
+        segment_ids=segment_ids,
+        node_ids=list(node_position),
+        segment_position=segment_position,
+        node_position=node_position,
+        specificity=specificity,
+        transition=(adjacency @ sp.diags(inverse)).tocsr(),
+    )
+
+
+def _next_turns(rows: list[dict], position: dict[str, int]) -> sp.csr_matrix:
+    pairs = [
+        (i, position[r["next_segment_id"]])
+        for i, r in enumerate(rows)
+        if r.get("next_segment_id") in position
+    ]
+    n = len(rows)
+    if not pairs:
+        return sp.csr_matrix((n, n))
+    a, b = np.array(pairs).T
+    weights = np.full(2 * len(pairs), NEXT_TURN_WEIGHT)
+    return sp.csr_matrix((weights, (np.r_[a, b], np.r_[b, a])), shape=(n, n))
+
+
+def _facts(
+    view: SnapshotView, query: QueryContext, position: dict[str, int], specificity: np.ndarray
+) -> sp.csr_matrix:
+    """Entity – entity edges of the query's facts between entities the segments mention."""
+    graph = graph_of(view, query)
+    n = len(position)
+    heads, tails, weights = [], [], []
+    for h, t, confidence in zip(
+        graph.fact_head, graph.fact_tail, graph.fact_confidence, strict=True
+    ):
+        a, b = position.get(graph.entity_ids[h]), position.get(graph.entity_ids[t])
+        if a is not None and b is not None and a != b:
+            heads.append(a)
+            tails.append(b)
+            weights.append(confidence * min(specificity[a], specificity[b]))
+    upper = sp.csr_matrix((weights, (heads, tails)), shape=(n, n))
+    return (upper + upper.T).tocsr()
