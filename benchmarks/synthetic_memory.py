@@ -304,7 +304,8 @@ def make_facts(n_facts: int, entities: pl.DataFrame, rng: np.random.Generator) -
 
 
 def make_segments(facts: pl.DataFrame) -> pl.DataFrame:
-    """One chunk per group of facts: their sentences, the entities they name, first date."""
+    """One chunk per group of facts: their sentences, the entities they name, first date,
+    and its document node (the structural node every titled chunk has)."""
     grouped = (
         facts.group_by("segment_key")
         .agg(
@@ -333,6 +334,8 @@ def make_segments(facts: pl.DataFrame) -> pl.DataFrame:
         source_path=pl.lit(f"synthetic://{COLLECTION}"),
         entity_ids="entity_ids",
         search_text=pl.col("head_name") + pl.lit("\n") + pl.col("text"),
+        node_ids=pl.concat_list(pl.lit("document:5") + pl.col("head_entity_id").str.slice(1)),
+        next_segment_id=pl.lit(None, pl.String),
         segment_key="segment_key",
     )
 

@@ -10,8 +10,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from memory.memory import Memory
+from memory.memory import Memory, QueryResult
 from transforms.evaluation.retrieval_metrics import (
     distinct,
     grouped_means,
@@ -59,6 +60,18 @@ class RetrievalRun:
 
     rows: list[dict[str, object]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    traces: dict[str, list[QuestionTrace]] = field(default_factory=dict)
+    """Per strategy, per question (in order): what it ranked and why (for `misses`)."""
+
+
+@dataclass(frozen=True)
+class QuestionTrace:
+    """One strategy's answer to one question: its ranked units (passage doc ids or turn
+    segment ids, as scored), the paths of its hits and its explanation."""
+
+    units: list[str]
+    paths: dict[str, list[str]]
+    explanation: dict[str, Any]
 
 
 def retrieval_scores(
@@ -76,7 +89,9 @@ def retrieval_scores(
     conversations = conversation_count(memory) if questions.benchmark == "locomo" else 1
     for strategy in strategies:
         try:
-            run.rows.extend(_strategy_rows(memory, questions, strategy, conversations))
+            rows, traces = _strategy_rows(memory, questions, strategy, conversations)
+            run.rows.extend(rows)
+            run.traces[strategy] = traces
         except Exception as exc:  # one broken strategy must not hide the rest
             run.errors[strategy] = f"{type(exc).__name__}: {exc}"
     return run
@@ -84,9 +99,9 @@ def retrieval_scores(
 
 def _strategy_rows(
     memory: Memory, questions: QuestionSet, strategy: str, conversations: int
-) -> list[dict[str, object]]:
+) -> tuple[list[dict[str, object]], list[QuestionTrace]]:
     depth = query_depth(questions.benchmark, conversations)
-    scores, latencies, calls, tokens = [], [], [], []
+    scores, latencies, calls, tokens, traces = [], [], [], [], []
     for question in questions.questions:
         started = time.perf_counter()
         result = memory.query(question.text, strategy=strategy, k=depth)
@@ -95,6 +110,7 @@ def _strategy_rows(
         tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
         hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
         scores.append(question_scores(questions.benchmark, question, hits))
+        traces.append(_trace(questions.benchmark, question, result))
     by_group = grouped_means(scores, [q.category for q in questions.questions])
     rows = [
         {
@@ -112,7 +128,73 @@ def _strategy_rows(
         "llm_calls_per_query": mean(calls),
         "llm_tokens_per_query": mean(tokens),
     }
-    return rows + [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
+    summary_rows = [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
+    return rows + summary_rows, traces
+
+
+def _trace(benchmark: str, question: RetrievalQuestion, result: QueryResult) -> QuestionTrace:
+    units, paths = [], {}
+    for hit in result.hits:
+        if benchmark == "locomo" and hit.provenance["doc_id"] != question.scope_doc_id:
+            continue
+        unit = hit.provenance["doc_id"] if benchmark == "musique" else hit.segment_id
+        units.append(str(unit))
+        if hit.paths:
+            paths[str(unit)] = hit.paths
+    return QuestionTrace(units, paths, result.explanation)
+
+
+MISS_DEPTH = {"musique": 5, "locomo": 10}
+"""A gold unit counts as missed when it is not among this many units (the headline k)."""
+EXPLANATION_KEYS = (
+    "seeds",
+    "flat",
+    "query_links",
+    "named_in_query",
+    "query_entities",
+    "flat_entities",
+    "walk_top",
+    "top_paths",
+    "weights",
+)
+
+
+def misses(questions: QuestionSet, run: RetrievalRun) -> list[dict[str, Any]]:
+    """For each gold unit a strategy left out of its first `MISS_DEPTH` units: the
+    question, the unit, its rank under every evaluated strategy (None: not within the
+    evaluated depth), and what the strategy started from and walked (its seeds, the flat
+    ranking it began with, its paths), so a reader can see why it was missed."""
+    depth = MISS_DEPTH[questions.benchmark]
+    found: list[dict[str, Any]] = []
+    for index, question in enumerate(questions.questions):
+        for strategy, traces in run.traces.items():
+            trace = traces[index]
+            for unit in sorted(set(question.gold) - set(trace.units[:depth])):
+                found.append(
+                    {
+                        "question_id": question.question_id,
+                        "question": question.text,
+                        "category": question.category,
+                        "gold": unit,
+                        "strategy": strategy,
+                        "rank": _rank(trace.units, unit),
+                        "ranks": {s: _rank(t[index].units, unit) for s, t in run.traces.items()},
+                        "retrieved": trace.units[:depth],
+                        "explanation": {
+                            k: trace.explanation[k]
+                            for k in EXPLANATION_KEYS
+                            if k in trace.explanation
+                        },
+                        "paths": {
+                            u: trace.paths[u] for u in trace.units[:depth] if u in trace.paths
+                        },
+                    }
+                )
+    return found
+
+
+def _rank(units: list[str], unit: str) -> int | None:
+    return units.index(unit) + 1 if unit in units else None
 
 
 def query_depth(benchmark: str, conversations: int = 1) -> int:

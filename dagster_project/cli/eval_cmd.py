@@ -17,6 +17,7 @@ question's reference time.
 
     kgmem eval retrieval --benchmark locomo|musique [--strategies all|NAME,...]
         [--input PATH] [--dataset QUESTIONS] [--questions N] [--llm] [--json]
+        [--misses FILE]
 
 `retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
 `--collection`; LoCoMo's conversations, MuSiQue's passage corpus, default the files under
@@ -25,7 +26,10 @@ question's reference time.
 the side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo turn- and
 session-level recall@3/5/10). The build runs without the LLM triplet stage by default
 (PipelineSettings(llm_backend="none")), so a benchmark builds in minutes; `--llm` keeps
-the configured LLM stage. An unchanged corpus reuses its snapshot.
+the configured LLM stage. An unchanged corpus reuses its snapshot. `--misses FILE` writes,
+for each gold passage (MuSiQue: outside the first 5; LoCoMo turns: outside the first 10)
+a strategy missed, its rank under every strategy and the seeds, flat ranking and paths
+that the strategy used: the place to start when a strategy trails.
 """
 
 from __future__ import annotations
@@ -89,6 +93,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--llm",
         action="store_true",
         help="retrieval: keep the configured LLM triplet stage (default: llm_backend none)",
+    )
+    evaluate.add_argument(
+        "--misses",
+        help="retrieval: write a JSON line per gold passage a strategy missed (its rank under "
+        "each strategy, the seeds and paths the strategy used) to this file",
     )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
@@ -252,6 +261,8 @@ def _retrieval(args: argparse.Namespace) -> int:
     workspace = Workspace.at(args.home)
     collection = args.collection or args.benchmark
     options = {"questions": args.questions, "strategies": strategies}
+    if args.misses:
+        options["misses"] = str(Path(args.misses).resolve())
     WarehouseResource(root=str(workspace.root)).register_benchmark(
         collection, args.benchmark, str(dataset.resolve()), options
     )

@@ -142,7 +142,9 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
         )
     prior = flat_prior(view, query)
     explanation["flat"] = prior.summary()
-    fused = with_graph_bonus(prior, fuse(banks, used, query.k))
+    own = fuse(banks, used, query.k)
+    explanation["fused_banks"] = [[s, round(score, 4)] for s, score in own[:SHOWN]]
+    fused = with_graph_bonus(prior, own)
     return Ranking(fused[: query.k], explanation)
 
 

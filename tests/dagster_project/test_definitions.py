@@ -13,6 +13,7 @@ STAGES = [
     "relation_candidates",
     "entities",
     "fact_versions",
+    "segment_nodes",
     "graph_embeddings",
     "memory_snapshot",
     "temporal_evaluation",
@@ -27,6 +28,7 @@ def test_definitions_load_with_every_stage_in_lineage_order():
     order = [k.to_user_string() for k in graph.toposorted_asset_keys]
     assert sorted(order) == sorted(STAGES + DATASET_LEVEL)
     assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
+    assert order.index("segments") < order.index("segment_nodes") < order.index("graph_embeddings")
     assert order.index("memory_snapshot") < order.index("temporal_evaluation")
     assert order.index("memory_snapshot") < order.index("retrieval_evaluation")
     assert order.index("retrieval_evaluation") < order.index("retrieval_comparison")

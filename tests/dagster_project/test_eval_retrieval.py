@@ -26,11 +26,13 @@ def run_eval(tmp_path: Path, capsys: pytest.CaptureFixture, *args: str) -> list[
 def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
     corpus, questions, answerable = musique_slice(tmp_path)
     strategies = ("dense", "bm25", "hybrid", "hipporag_ppr")
+    missed_file = tmp_path / "misses.jsonl"
     rows = run_eval(
         tmp_path,
         capsys,
         *("--benchmark", "musique", "--input", str(corpus), "--dataset", str(questions)),
         *("--strategies", ",".join(strategies), "--questions", "4"),
+        *("--misses", str(missed_file)),
     )
     values = {(r["strategy"], r["metric"]): r["value"] for r in rows}
     for strategy in strategies:
@@ -40,6 +42,17 @@ def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixt
         assert 0.0 <= values[(strategy, "recall@2")] <= values[(strategy, "recall@5")] <= 1.0
     assert max(values[(s, "recall@5")] for s in strategies) > 0.5
     assert len({r["snapshot_id"] for r in rows}) == 1
+    missed = [json.loads(line) for line in missed_file.read_text().splitlines()]
+    values_missed = sum(1 - values[(s, "recall@5")] for s in strategies)
+    assert (len(missed) > 0) == (values_missed > 1e-9)
+    for miss in missed:
+        assert (
+            set(miss["ranks"]) == set(strategies)
+            and miss["rank"] == miss["ranks"][miss["strategy"]]
+        )
+        assert miss["gold"] not in miss["retrieved"]
+    hipporag = [m for m in missed if m["strategy"] == "hipporag_ppr"]
+    assert all("flat" in m["explanation"] for m in hipporag)
     results = tmp_path / "home" / "results"
     assert (results / "retrieval_musique.png").read_bytes().startswith(b"\x89PNG")
     assert "| dense |" in (results / "retrieval_musique.md").read_text()

@@ -331,8 +331,9 @@ def test_llm_evaluator_calls_are_counted_and_cached(graph_memory, fake_server, t
     assert explanation["llm_tokens"] == 30 * calls and explanation["llm_failures"] == 0
     assert explanation["evaluator_calls"] == calls
     assert all("Priya Natarajan" in r["messages"][-1]["content"] for r in server.requests)
-    assert explanation["paths"][0]["path"] == PRIYA_PATH
+    assert explanation["paths"][0]["path"].endswith("[Rotterdam]")
     assert explanation["paths"][0]["scores"]["answer_sufficiency"] == 1.0
+    assert PRIYA_PATH in {p["path"] for p in explanation["paths"]}
     again = graph_memory.query(PRIYA, strategy="real_beam", k=5, options=options)
     assert len(server.requests) == calls
     assert again.explanation["llm_calls"] == 0 and again.explanation["llm_cache_hits"] == calls

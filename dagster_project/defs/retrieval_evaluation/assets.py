@@ -13,6 +13,7 @@ import base64
 import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 
@@ -21,7 +22,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from memory import Memory
-from memory.evaluation import retrieval_scores, snapshot_segments
+from memory.evaluation import misses, retrieval_scores, snapshot_segments
 from memory.strategies import STRATEGIES
 from transforms.evaluation.retrieval_metrics import regressions
 from transforms.evaluation.retrieval_questions import load_questions
@@ -91,6 +92,12 @@ def retrieval_evaluation(
             registration.options.get("questions"),
         )
         run = retrieval_scores(memory, questions, strategies)
+    if registration.options.get("misses"):
+        missed = misses(questions, run)
+        Path(registration.options["misses"]).write_text(
+            "".join(json.dumps(m, ensure_ascii=False, default=str) + "\n" for m in missed)
+        )
+        context.log.info(f"{len(missed)} missed gold units -> {registration.options['misses']}")
     for strategy, error in run.errors.items():
         context.log.error(f"strategy {strategy} failed: {error}")
     key = {"collection": collection, "snapshot_id": snapshot_id, "benchmark": registration.kind}

@@ -1,7 +1,8 @@
 """Stage 6b: the LLM-free structure of the graph: which topic, document, session, speaker
 and day nodes each segment links to, and each turn's next turn
 (`transforms.graph_nodes`). Read by `graph_embeddings` into the segments table, so a
-snapshot pins it."""
+snapshot pins it. Skipped when its inputs (segment ids, document titles, entity links)
+are unchanged."""
 
 import time
 
@@ -11,12 +12,19 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from transforms import graph_nodes
+from transforms.ids import content_id
 
 STAGE = "segment_nodes"
 DOCUMENTS_SQL = "SELECT doc_id, kind, title FROM documents WHERE collection = ? ORDER BY doc_id"
 SEGMENTS_SQL = """
 SELECT segment_id, doc_id, kind, text, speaker, session_id, observed_at, char_start
 FROM segments WHERE collection = ? AND kind IN ('chunk', 'turn') ORDER BY segment_id
+"""
+FINGERPRINT_SQL = """
+SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
+    SELECT segment_id AS id FROM segments WHERE collection = ?
+    UNION ALL SELECT doc_id || ':' || coalesce(title, '') FROM documents WHERE collection = ?
+    UNION ALL SELECT norm_key || '=' || entity_id FROM entity_same_as WHERE collection = ?)
 """
 
 
@@ -34,6 +42,10 @@ def segment_nodes(
     session."""
     started = time.perf_counter()
     collection = context.partition_key
+    params = [collection, collection, collection]
+    fingerprint = content_id(warehouse.rows(FINGERPRINT_SQL, params)[0]["fp"])
+    if warehouse.fingerprint_unchanged(collection, STAGE, fingerprint):
+        return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     segments = warehouse.rows(SEGMENTS_SQL, [collection])
     titles = graph_nodes.topic_keys(warehouse.rows(DOCUMENTS_SQL, [collection]))
     links = list(graph_nodes.segment_nodes(segments, titles, warehouse.entity_of(collection)))
@@ -44,6 +56,7 @@ def segment_nodes(
     warehouse.replace_collection(
         STAGE, collection, [{"collection": collection, **link} for link in links]
     )
+    warehouse.record_fingerprint(collection, STAGE, fingerprint)
     kinds: dict[str, int] = {}
     for link in links:
         kinds[link["kind"]] = kinds.get(link["kind"], 0) + 1
