@@ -26,6 +26,10 @@ import scipy.sparse as sp
 from memory.graph import graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 
+PHRASE_WEIGHT = 1.0
+"""Factor on the links of phrase nodes (`transforms.phrases`), against 1 for entities and
+structural nodes (option `phrase_weight`)."""
+PHRASE_PREFIX = "phrase:"
 NEXT_TURN_WEIGHT = 1.0
 """Weight of a turn – next-turn edge, against a specificity of at most 1 for node links."""
 ITERATIONS = 30
@@ -66,13 +70,18 @@ class PassageGraph:
 
 def passage_graph(view: SnapshotView, query: QueryContext) -> PassageGraph:
     """The passage graph for the query's fact coordinates, built once per view."""
-    key = ("passage_graph", *query.fact_filter)
+    phrase_weight = float(query.options.get("phrase_weight", PHRASE_WEIGHT))
+    key = ("passage_graph", phrase_weight, *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _build(view, query)
+        view.cache[key] = _build(view, query, phrase_weight)
     return view.cache[key]
 
 
-def _build(view: SnapshotView, query: QueryContext) -> PassageGraph:
+def _kind_weight(node: str, phrase_weight: float) -> float:
+    return phrase_weight if node.startswith(PHRASE_PREFIX) else 1.0
+
+
+def _build(view: SnapshotView, query: QueryContext, phrase_weight: float) -> PassageGraph:
     columns = [c for c in ("node_ids", "next_segment_id") if c in view.segments.column_names]
     rows = view.segments.select(["segment_id", "entity_ids", *columns]).to_pylist()
     segment_ids = [r["segment_id"] for r in rows]
@@ -88,7 +97,8 @@ def _build(view: SnapshotView, query: QueryContext) -> PassageGraph:
         (np.ones(len(link_rows)), (link_rows, link_cols)), shape=(n_s, n_n), dtype=np.float64
     )
     specificity = 1.0 / np.maximum(np.asarray(links.sum(axis=0)).ravel(), 1.0)
-    weighted = (links @ sp.diags(specificity)).tocsr()
+    kind_weight = np.array([_kind_weight(node, phrase_weight) for node in node_position])
+    weighted = (links @ sp.diags(specificity * kind_weight)).tocsr()
     adjacency = sp.bmat(
         [
             [_next_turns(rows, segment_position), weighted],

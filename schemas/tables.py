@@ -81,6 +81,15 @@ ENTITY_MENTIONS = pa.schema(
     ]
 )
 
+SEGMENT_PHRASES = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("doc_id", pa.string()),
+        ("segment_id", pa.string()),
+        ("phrase", pa.string()),  # lemmatised common-noun phrase, see transforms.phrases
+    ]
+)
+
 RELATION_CANDIDATES = pa.schema(
     [
         ("candidate_id", pa.string()),

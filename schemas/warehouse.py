@@ -81,6 +81,11 @@ DDL = (
         extractor VARCHAR NOT NULL, cardinality VARCHAR
     )""",
     """
+    CREATE TABLE IF NOT EXISTS segment_phrases (
+        collection VARCHAR, doc_id VARCHAR, segment_id VARCHAR, phrase VARCHAR,
+        PRIMARY KEY (collection, segment_id, phrase)
+    )""",
+    """
     CREATE TABLE IF NOT EXISTS segment_nodes (
         collection VARCHAR, segment_id VARCHAR, node_id VARCHAR, kind VARCHAR,
         PRIMARY KEY (collection, segment_id, node_id)

@@ -27,9 +27,9 @@ _KNOWN_VERSION_WARNING = r"\[W095\] Model 'en_core_web_md' \(3\.7\.1\) was train
 """W095 of the default model under spaCy 3.8: checked harmless (same entities, the F1 above)."""
 
 
-OPTIONAL_COMPONENTS = frozenset({"tagger"})
+OPTIONAL_COMPONENTS = frozenset({"tagger", "attribute_ruler", "lemmatizer"})
 """Components a stage uses when the model has them (NER extends spans with the tagger's
-proper-noun tags) and does without otherwise."""
+proper-noun tags, phrases are lemmatised) and does without otherwise."""
 
 
 @functools.cache

@@ -16,8 +16,13 @@ import pyarrow as pa
 
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from pipelines.parquet_io import clear_shards, read_shards, write_input
+from schemas.tables import EXTRACTABLE_KINDS, SEGMENTS
 
 BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
+PENDING_SEGMENTS_SQL = """
+SELECT * FROM segments WHERE collection = ? AND list_contains(?, kind)
+AND list_contains(?, doc_id) ORDER BY doc_id, seq
+"""
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,15 @@ class PendingDocuments:
     ) -> PendingDocuments:
         done, ready = warehouse.ledger(collection, stage), warehouse.ledger(collection, upstream)
         return cls(sorted(ready - done), sorted(done - ready))
+
+    def counts(self, rows_in: int, rows_out: int) -> dict[str, Any]:
+        """The `stage_result` counts of a run over these documents."""
+        return {
+            "rows_in": rows_in,
+            "rows_out": rows_out,
+            "skipped": not self.todo and not self.stale,
+            "documents_processed": len(self.todo),
+        }
 
 
 def run_beam_stage(
@@ -59,3 +73,41 @@ def run_beam_stage(
     output = read_shards(output_prefix, output_schema)
     warehouse.replace_documents(stage, collection, stage, pending.todo, output, pending.stale)
     return output
+
+
+@dataclass(frozen=True)
+class SegmentStageRun:
+    """What a per-segment stage wrote, and its `stage_result` counts."""
+
+    output: pa.Table
+    counts: dict[str, Any]
+
+
+def run_segment_stage(
+    *,
+    warehouse: WarehouseResource,
+    settings: PipelineSettings,
+    collection: str,
+    stage: str,
+    build: BuildFn,
+    output_schema: pa.Schema,
+    config: object | None = None,
+) -> SegmentStageRun:
+    """`run_beam_stage` over the chunks and turns of the documents that `segments` has
+    processed and `stage` has not."""
+    pending = PendingDocuments.of(warehouse, collection, stage, "segments")
+    segments = warehouse.fetch(
+        PENDING_SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS), pending.todo]
+    ).cast(SEGMENTS)
+    output = run_beam_stage(
+        warehouse=warehouse,
+        settings=settings,
+        collection=collection,
+        stage=stage,
+        pending=pending,
+        inputs=segments,
+        build=build,
+        output_schema=output_schema,
+        config=config,
+    )
+    return SegmentStageRun(output, pending.counts(segments.num_rows, output.num_rows))

@@ -13,6 +13,7 @@ STAGES = [
     "relation_candidates",
     "entities",
     "fact_versions",
+    "segment_phrases",
     "segment_nodes",
     "graph_embeddings",
     "memory_snapshot",

@@ -8,8 +8,8 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
-from pipelines import entity_mentions, relation_candidates
-from pipelines.options import NerBackendConfig
+from pipelines import entity_mentions, relation_candidates, segment_phrases
+from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import ENTITY_MENTIONS, SEGMENT_WITH_MENTIONS, SEGMENTS
 from tests.transforms.test_hf_ner import TEXTS as HF_TEXTS
@@ -66,6 +66,26 @@ def test_ner_pipeline_batches_and_keeps_spans(tmp_path: Path):
             ),
         )
     assert list((tmp_path / "out").glob("m*.parquet")), "mentions were written as Parquet shards"
+
+
+def test_phrase_pipeline_writes_lemmatised_common_noun_phrases(tmp_path: Path):
+    texts = ["Two American psychologists founded the society.", "The psychologist met them."]
+    with TestPipeline() as p:
+        phrases = segment_phrases.build(
+            p, _segments(tmp_path, texts), str(tmp_path / "out" / "p"), SpacyStageConfig()
+        )
+        assert_that(
+            phrases,
+            lambda rows: assert_phrases(
+                rows, {("s0", "psychologist"), ("s0", "society"), ("s1", "psychologist")}
+            ),
+        )
+    assert list((tmp_path / "out").glob("p*.parquet")), "phrases were written as Parquet shards"
+
+
+def assert_phrases(rows: list[dict], expected: set[tuple[str, str]]) -> None:
+    assert {(r["segment_id"], r["phrase"]) for r in rows} == expected
+    assert {(r["collection"], r["doc_id"]) for r in rows} == {("c", "d")}
 
 
 def _hf_mentions_are_exact(texts: list[str], model_tag: str):

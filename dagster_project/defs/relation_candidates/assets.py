@@ -64,10 +64,7 @@ def relation_candidates(
     )
     return stage_result(
         started=started,
-        rows_in=segments.num_rows,
-        rows_out=candidates.num_rows,
-        skipped=not pending.todo and not pending.stale,
-        documents_processed=len(pending.todo),
+        **pending.counts(segments.num_rows, candidates.num_rows),
         negated=sum(candidates.column("negated").to_pylist()),
         classifier=classifier.model if classifier else "none (no trained artifact)",
         by_extractor=dg.MetadataValue.json(_counts(candidates.column("extractor").to_pylist())),

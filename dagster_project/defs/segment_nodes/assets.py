@@ -1,8 +1,8 @@
-"""Stage 6b: the LLM-free structure of the graph: which topic, document, session, speaker
-and day nodes each segment links to, and each turn's next turn
-(`transforms.graph_nodes`). Read by `graph_embeddings` into the segments table, so a
-snapshot pins it. Skipped when its inputs (segment ids, document titles, entity links)
-are unchanged."""
+"""Stage 6b: the LLM-free structure of the graph: which topic, document, session, speaker,
+day and phrase nodes each segment links to, and each turn's next turn
+(`transforms.graph_nodes`, `transforms.phrases`). Read by `graph_embeddings` into the
+segments table, so a snapshot pins it. Skipped when its inputs (segment ids, document
+titles, entity links, phrases) are unchanged."""
 
 import time
 
@@ -13,6 +13,7 @@ from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from transforms import graph_nodes
 from transforms.ids import content_id
+from transforms.phrases import shared_phrases
 
 STAGE = "segment_nodes"
 DOCUMENTS_SQL = "SELECT doc_id, kind, title FROM documents WHERE collection = ? ORDER BY doc_id"
@@ -24,31 +25,34 @@ FINGERPRINT_SQL = """
 SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
     SELECT segment_id AS id FROM segments WHERE collection = ?
     UNION ALL SELECT doc_id || ':' || coalesce(title, '') FROM documents WHERE collection = ?
-    UNION ALL SELECT norm_key || '=' || entity_id FROM entity_same_as WHERE collection = ?)
+    UNION ALL SELECT norm_key || '=' || entity_id FROM entity_same_as WHERE collection = ?
+    UNION ALL SELECT segment_id || '#' || phrase FROM segment_phrases WHERE collection = ?)
 """
+PHRASES_SQL = "SELECT segment_id, phrase FROM segment_phrases WHERE collection = ?"
 
 
 @dg.asset(
     partitions_def=collections_partitions,
     group_name="consolidate",
     kinds={"duckdb"},
-    deps=["segments", "entities"],
+    deps=["segments", "segment_phrases", "entities"],
 )
 def segment_nodes(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
     """Links of every chunk and turn to its document topic (and to the topics it names),
-    document, session, speaker and day nodes, and of every turn to the next turn of its
-    session."""
+    document, session, speaker and day nodes and the phrases it shares with another
+    segment, and of every turn to the next turn of its session."""
     started = time.perf_counter()
     collection = context.partition_key
-    params = [collection, collection, collection]
+    params = [collection] * 4
     fingerprint = content_id(warehouse.rows(FINGERPRINT_SQL, params)[0]["fp"])
     if warehouse.fingerprint_unchanged(collection, STAGE, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     segments = warehouse.rows(SEGMENTS_SQL, [collection])
     titles = graph_nodes.topic_keys(warehouse.rows(DOCUMENTS_SQL, [collection]))
     links = list(graph_nodes.segment_nodes(segments, titles, warehouse.entity_of(collection)))
+    links += shared_phrases(warehouse.rows(PHRASES_SQL, [collection]))
     links += [
         {"segment_id": sid, "node_id": following, "kind": graph_nodes.NEXT_TURN}
         for sid, following in graph_nodes.next_turns(segments).items()
