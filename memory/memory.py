@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.facts import is_speculative
+from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.snapshots import Snapshot, list_snapshots
 from memory.strategies import STRATEGIES, Ranking
@@ -116,6 +117,8 @@ class Memory:
         valid_at: datetime | None = None,
         options: Mapping[str, Any] | None = None,
         unit: str = "passage",
+        reranker: str | None = None,
+        rerank_depth: int = RERANK_DEPTH,
     ) -> QueryResult:
         """Rank `k` passages (or segments, with `unit="segment"`) for `text` with
         `strategy` (one of `STRATEGIES`).
@@ -130,6 +133,8 @@ class Memory:
         segments about other years.
         Facts below θ_stable are used only when the query is speculative ("maybe", "guess").
         `options` go to the strategy (see its module docstring for the keys it reads).
+        With `reranker` (a cross-encoder id or path), the first `rerank_depth` passages
+        are put in the order of its scores (`memory.reranker`).
         """
         if strategy not in STRATEGIES:
             known = ", ".join(STRATEGIES)
@@ -138,7 +143,8 @@ class Memory:
             raise ValueError(f"k must be at least 1, got {k}")
         if unit not in UNITS:
             raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
-        fetch = k * self.OVERFETCH if valid_at else k
+        wanted = max(k, rerank_depth) if reranker else k
+        fetch = wanted * self.OVERFETCH if valid_at else wanted
         while True:
             context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
             ranking: Ranking = STRATEGIES[strategy](self._view, context)
@@ -149,10 +155,13 @@ class Memory:
                 if unit == "passage"
                 else [[h] for h in ordered]
             )
-            exhausted = len(ranking.scored) < fetch or fetch >= k * self.MAX_FETCH_FACTOR
-            if len(groups) >= k or exhausted:
+            exhausted = len(ranking.scored) < fetch or fetch >= wanted * self.MAX_FETCH_FACTOR
+            if len(groups) >= wanted or exhausted:
                 break
             fetch *= 2
+        reranking: dict[str, Any] = {}
+        if reranker:
+            groups, reranking = self._rerank(text, groups, reranker, rerank_depth)
         hits = [
             self._hit(rank, group, context, ranking.paths.get(group[0][0], []))
             for rank, group in enumerate(groups[:k], 1)
@@ -162,8 +171,25 @@ class Memory:
             "valid_at": _iso(valid_at),
             "speculative": context.speculative,
             "unit": unit,
+            **reranking,
         }
         return QueryResult(self.snapshot.snapshot_id, strategy, hits, explanation)
+
+    def _rerank(
+        self, text: str, groups: list[list[tuple[str, float]]], model: str, depth: int
+    ) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
+        """`groups` with the first `depth` in the cross-encoder's order, each scored by it."""
+        head, tail = groups[:depth], groups[depth:]
+        passages = [self._view.segment(group[0][0])["search_text"] for group in head]
+        scores = rerank_scores(model, text, passages)
+        order = reranked_order(scores)
+        reordered = [[(head[i][0][0], round(scores[i], 6)), *head[i][1:]] for i in order]
+        explanation = {
+            "reranker": model,
+            "rerank_depth": depth,
+            "rank_before_reranking": [[head[i][0][0], i + 1] for i in order],
+        }
+        return reordered + tail, explanation
 
     def _in_time(self, segment_id: str, context: QueryContext) -> bool:
         if context.valid_at is None:

@@ -23,6 +23,18 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="passage: k distinct documents or turns, each by its best segment (default); "
         "segment: k segments, several may come from one document",
     )
+    query.add_argument(
+        "--reranker",
+        metavar="MODEL_ID_OR_PATH",
+        help="cross-encoder (sentence-transformers) that reorders the strategy's first "
+        "passages (default: none)",
+    )
+    query.add_argument(
+        "--rerank-depth",
+        type=int,
+        default=20,
+        help="passages the reranker reorders (default 20)",
+    )
     query.add_argument("--json", action="store_true", help="machine-readable output")
     query.add_argument("--explain", action="store_true", help="print the strategy's explanation")
     query.add_argument(
@@ -39,7 +51,13 @@ def run(args: argparse.Namespace) -> int:
 
     memory = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection)
     result = memory.query(
-        args.text, strategy=args.strategy, k=args.k, valid_at=args.valid_at, unit=args.unit
+        args.text,
+        strategy=args.strategy,
+        k=args.k,
+        valid_at=args.valid_at,
+        unit=args.unit,
+        reranker=args.reranker,
+        rerank_depth=args.rerank_depth,
     )
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
