@@ -15,6 +15,10 @@ in the modules):
   hyperedges);
 - `top_n` (30): hyperedges kept by the Triplets Filter;
 - `aligned_entities` (2): extra entities linked by similarity to the whole question;
+- `flat_seeds` (4): entities of the `hybrid` ranking's first segments (the episodes flat
+  search found, by prior mass) linked beside the question's own; capped because A* runs
+  between every pair of linked nodes (with every entity of ten MuSiQue passages, about
+  100 seeds, a query took many seconds);
 - `astar_<field>`, `wc_<field>`, `bs_<field>`: any field of `AStarParams`,
   `WaterCirclesParams`, `BeamParams` (e.g. `astar_max_passed_nodes`, `wc_max_depth`,
   `bs_max_paths`, `bs_final_sorting_mode`).
@@ -23,6 +27,7 @@ in the modules):
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -48,6 +53,7 @@ from memory.strategies.base import Ranking
 P = TypeVar("P")
 Runner = Callable[[PersonalGraph, list[int], np.ndarray, Mapping[str, Any]], Traversal]
 MAX_VISITED_SHOWN = 50
+FLAT_SEEDS = 4
 
 
 def params_from(cls: type[P], prefix: str, options: Mapping[str, Any]) -> P:
@@ -99,7 +105,11 @@ def _retrieve(
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))
     )
-    episodes = prior.seed_entities(view)
+    episodes = dict(
+        itertools.islice(
+            prior.seed_entities(view).items(), int(options.get("flat_seeds", FLAT_SEEDS))
+        )
+    )
     for node, weight in positions(personal.graph, episodes).items():
         linked.setdefault(node, round(weight, 4))
     traversal = Traversal()
