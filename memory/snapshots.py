@@ -20,13 +20,16 @@ import lancedb
 from memory.workspace import lance_table_name
 
 LANCE_KINDS = {
-    "segments": ("segment_id", "search_text"),
-    "entities": ("entity_id", "description"),
-    "facts": ("fact_id", "statement"),
-    "contexts": ("entity_id", "contexts"),
-    "structure": ("entity_id", "graph_hash"),
+    "segments": ("segment_id", ("search_text", "entity_ids", "node_ids", "next_segment_id")),
+    "entities": ("entity_id", ("description",)),
+    "facts": ("fact_id", ("statement",)),
+    "contexts": ("entity_id", ("contexts",)),
+    "structure": ("entity_id", ("graph_hash",)),
 }
-"""LanceDB tables a snapshot pins: kind -> (key column, content column hashed)."""
+"""LanceDB tables a snapshot pins: kind -> (key column, content columns hashed). A segment's
+links (its entities, structural and phrase nodes, next turn) are content too: a rebuild
+that changes only them makes a new snapshot. Columns a table lacks (built before they
+existed) are left out."""
 OPTIONAL_KINDS = frozenset({"contexts", "structure"})
 """Kinds whose table may be missing (a workspace built before it existed, or with no
 entities): left out of the snapshot and of its hash, so older hashes stay valid."""
@@ -84,14 +87,15 @@ def content_hash(
     if retrieval:
         digest.update(json.dumps(retrieval, sort_keys=True).encode())
     versions, counts = {}, {}
-    for kind, (key, content) in LANCE_KINDS.items():
+    for kind, (key, contents) in LANCE_KINDS.items():
         try:
             table = db.open_table(lance_table_name(collection, kind))
         except ValueError:  # LanceDB: "Table ... was not found"
             if kind in OPTIONAL_KINDS:
                 continue
             raise
-        rows = sorted(table.to_arrow().select([key, content]).to_pylist(), key=lambda r: r[key])
+        present = [c for c in contents if c in table.schema.names]
+        rows = sorted(table.to_arrow().select([key, *present]).to_pylist(), key=lambda r: r[key])
         digest.update(json.dumps(rows, ensure_ascii=False).encode())
         versions[kind], counts[kind] = table.version, len(rows)
     facts = con.execute(

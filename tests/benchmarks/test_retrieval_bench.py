@@ -125,7 +125,7 @@ def test_cached_workspace_is_reused(synthetic: synthetic_memory.SyntheticSummary
 
 
 def test_unknown_snapshot_kind_fails_clearly(tmp_path, monkeypatch) -> None:
-    kinds = {**synthetic_memory.snapshots.LANCE_KINDS, "mystery": ("id", "text")}
+    kinds = {**synthetic_memory.snapshots.LANCE_KINDS, "mystery": ("id", ("text",))}
     monkeypatch.setattr(synthetic_memory.snapshots, "LANCE_KINDS", kinds)
     with pytest.raises(ValueError, match="mystery"):
         synthetic_memory.generate(tmp_path / "ws", 50)
