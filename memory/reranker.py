@@ -24,7 +24,8 @@ RERANK_DEPTH = 20
 
 @functools.cache
 def load_cross_encoder(model: str) -> Any:
-    """The cross-encoder `model` (id or path), loaded once; CUDA when available."""
+    """The cross-encoder `model` (id or path), loaded once; CUDA when available. A model
+    that cannot be loaded is a bad option value (ValueError), named in the message."""
     import torch
     from sentence_transformers import CrossEncoder
 
@@ -32,7 +33,7 @@ def load_cross_encoder(model: str) -> Any:
     try:
         return CrossEncoder(model, device=device)
     except OSError as exc:
-        raise OSError(
+        raise ValueError(
             f"reranker {model!r} is neither a reachable Hugging Face model id nor a "
             "directory holding a cross-encoder"
         ) from exc

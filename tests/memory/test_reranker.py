@@ -42,5 +42,14 @@ def test_first_passages_follow_the_model_and_the_rest_keep_their_places(
 
 
 def test_a_model_that_is_not_there_is_named_in_the_error(tmp_path):
-    with pytest.raises(OSError, match="not-a-model"):
+    with pytest.raises(ValueError, match="not-a-model"):
         rerank_scores(str(tmp_path / "not-a-model"), QUERY, ["text"])
+
+
+def test_cli_names_a_missing_reranker_in_one_line(graph_build, tmp_path, capsys):
+    from dagster_project.cli.app import main
+
+    argv = ["query", QUERY, "--home", str(graph_build.root), "--reranker", str(tmp_path / "nope")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "nope" in err and "Traceback" not in err
