@@ -61,14 +61,18 @@ class FlatPrior:
     def top_segments(self, count: int = SEED_SEGMENTS) -> list[str]:
         return [segment for segment, _ in self.fused[:count]]
 
-    def seed_entities(self, view: SnapshotView, count: int = SEED_SEGMENTS) -> dict[str, float]:
-        """Entity id -> summed prior mass of the top `count` segments that mention it."""
+    def seed_entities(
+        self, view: SnapshotView, limit: int | None = None, count: int = SEED_SEGMENTS
+    ) -> dict[str, float]:
+        """Entity id -> summed prior mass of the top `count` segments that mention it, best
+        first, the first `limit` of them (all with None)."""
         weights = self.distribution()
         found: dict[str, float] = {}
         for segment in self.top_segments(count):
             for entity in view.segment(segment)["entity_ids"] or []:
                 found[entity] = found.get(entity, 0.0) + weights[segment]
-        return dict(sorted(found.items(), key=lambda item: (-item[1], item[0])))
+        ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))
+        return dict(ranked[:limit])
 
     def summary(self, count: int = 5) -> dict[str, Any]:
         """For explanations: the flat ranking's head and how it was fused."""

@@ -70,7 +70,7 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
     per_pair = int(query.options.get("paths_per_pair", PATHS_PER_PAIR))
     prior = flat_prior(view, query)
     named = _with_facts(graph, named_entities(view, query.text))
-    flat = _with_facts(graph, dict(list(prior.seed_entities(view).items())[:FLAT_ANCHORS]))
+    flat = _with_facts(graph, prior.seed_entities(view, FLAT_ANCHORS))
     anchors = list(dict.fromkeys([*named, *flat]))
     entities_from = "named and flat ranking"
     if not anchors:

@@ -27,7 +27,6 @@ in the modules):
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -105,11 +104,7 @@ def _retrieve(
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))
     )
-    episodes = dict(
-        itertools.islice(
-            prior.seed_entities(view).items(), int(options.get("flat_seeds", FLAT_SEEDS))
-        )
-    )
+    episodes = prior.seed_entities(view, int(options.get("flat_seeds", FLAT_SEEDS)))
     for node, weight in positions(personal.graph, episodes).items():
         linked.setdefault(node, round(weight, 4))
     traversal = Traversal()

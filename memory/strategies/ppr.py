@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from memory.flat_prior import TEMPERATURE, flat_prior
+from memory.graph import graph_of
 from memory.hybrid_weights import CORPUS_KINDS
 from memory.linking import named_entities, query_entities
 from memory.passage_graph import passage_graph
@@ -56,24 +57,21 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
         float(options.get("temperature", TEMPERATURE))
     ).items():
         reset[graph.segment_position[segment]] += weight
+    named = named_entities(view, query.text)
     linked = (
-        named_entities(view, query.text)
-        if options.get("query_links", QUERY_LINKS) == "named"
-        else query_entities(view, query)
+        named if options.get("query_links", QUERY_LINKS) == "named" else query_entities(view, query)
     )
     links = {
         e: w * graph.specificity[graph.node_position[e]]
         for e, w in linked.items()
         if e in graph.node_position
     }
-    if links and reset.sum() > 0:
+    if links:
+        share = link_share if reset.sum() > 0 else 1.0
         total = sum(links.values())
-        reset *= 1.0 - link_share
+        reset *= 1.0 - share
         for entity, weight in links.items():
-            reset[graph.n_segments + graph.node_position[entity]] += link_share * weight / total
-    elif links:
-        for entity, weight in links.items():
-            reset[graph.n_segments + graph.node_position[entity]] += weight
+            reset[graph.n_segments + graph.node_position[entity]] += share * weight / total
     if reset.sum() == 0:
         return Ranking([], {"strategy": "hipporag_ppr", "seeds": {}})
     mass = graph.walk(reset, damping)[: graph.n_segments]
@@ -85,13 +83,12 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
         return {"walk": 1.0 - share, "flat": share}
 
     blended = fuse({"walk": walked, "flat": prior.fused}, weights_of)
-    names = dict(
-        zip(
-            view.entities.column("entity_id").to_pylist(),
-            view.entities.column("name").to_pylist(),
-            strict=True,
-        )
-    )
+    entities = graph_of(view, query)
+
+    def name(entity: str) -> str:
+        position = entities.entity_position.get(entity)
+        return entity if position is None else entities.entity_names[position]
+
     return Ranking(
         [(s, round(score, 6)) for s, score in blended[: query.k]],
         {
@@ -100,9 +97,9 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
             "flat_share": flat_share,
             "flat": prior.summary(),
             "query_links": {
-                names.get(e, e): round(w, 4) for e, w in sorted(links.items(), key=lambda x: -x[1])
+                name(e): round(w, 4) for e, w in sorted(links.items(), key=lambda x: -x[1])
             },
-            "named_in_query": sorted(names.get(e, e) for e in named_entities(view, query.text)),
+            "named_in_query": sorted(name(e) for e in named),
             "walk_top": {graph.segment_ids[i]: round(float(mass[i]), 6) for i in reached[:5]},
         },
     )
