@@ -18,14 +18,16 @@ Node ids are typed strings, so that they never collide with entity ids (hex):
 - `speaker:<doc_id>/<name>`: who said a turn, per conversation.
 - `day:<YYYY-MM-DD>`: the day a turn was observed (its session date), shared across
   conversations, so that turns of one day are two hops apart.
+- relative dates a turn names ("yesterday", "last week"), resolved against its date into
+  `day:`, `week:` and `month:` nodes (`transforms.relative_dates`), link kind
+  `relative_date`.
 
 Adjacent turns: each turn's next turn in the same session (`next_segment_id`), an edge
 of the conversation's own order: the answer to a question is often the turn after it.
 
 Where the papers are silent, chosen here: the weights of these links are decided at query
 time (each node is weighted by its specificity, HippoRAG's inverse passage count), so this
-stage only records which links exist. Relative dates inside a turn ("last Tuesday") are
-not resolved into day nodes yet.
+stage only records which links exist.
 """
 
 from __future__ import annotations
@@ -36,10 +38,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from transforms.consolidation import normalize_name
+from transforms.relative_dates import relative_date_nodes
 
 MAX_TITLE_WORDS = 8
 MIN_TITLE_CHARS = 3
-KINDS = ("topic", "document", "session", "speaker", "day")
+KINDS = ("topic", "document", "session", "speaker", "day", "relative_date")
+RULES_VERSION = "2"
+"""Changes when the link rules change (2: relative dates), so that a stage whose inputs
+are unchanged still recomputes its links."""
 NEXT_TURN = "next_turn"
 """The link kind of a turn to its next turn (whose segment id is the link's node id)."""
 _WORD = re.compile(r"[\w'’-]+")
@@ -112,7 +118,10 @@ def segment_nodes(
             if segment.get("speaker"):
                 links[f"speaker:{doc_id}/{segment['speaker']}"] = "speaker"
             if segment.get("observed_at") is not None:
-                links[f"day:{segment['observed_at'].date().isoformat()}"] = "day"
+                said = segment["observed_at"].date()
+                for node in relative_date_nodes(str(segment["text"]), said):
+                    links[node] = "relative_date"
+                links[f"day:{said.isoformat()}"] = "day"
         for node, kind in sorted(links.items()):
             yield {"segment_id": sid, "node_id": node, "kind": kind}
 

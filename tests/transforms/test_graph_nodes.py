@@ -61,3 +61,23 @@ def test_turns_link_to_session_speaker_and_day_and_to_the_next_turn():
     } <= links
     assert ("u0", "session:c1/S2") in links
     assert next_turns(reversed(turns)) == {"t0": "t1", "t1": "t2"}
+
+
+def test_a_turn_links_to_the_days_it_names_resolved_against_its_own_date():
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    turn = {
+        "segment_id": "t0",
+        "doc_id": "c1",
+        "kind": "turn",
+        "text": "I went to a pride parade yesterday, and a talk last week.",
+        "speaker": "Caroline",
+        "session_id": "S1",
+        "observed_at": said,
+        "char_start": 0,
+    }
+    links = {(r["node_id"], r["kind"]) for r in segment_nodes([turn], {}, {})}
+    assert {
+        ("day:2023-05-07", "relative_date"),
+        ("week:2023-W18", "relative_date"),
+        ("day:2023-05-08", "day"),
+    } <= links

@@ -46,7 +46,9 @@ def segment_nodes(
     started = time.perf_counter()
     collection = context.partition_key
     params = [collection] * 4
-    fingerprint = content_id(warehouse.rows(FINGERPRINT_SQL, params)[0]["fp"])
+    fingerprint = content_id(
+        warehouse.rows(FINGERPRINT_SQL, params)[0]["fp"], graph_nodes.RULES_VERSION
+    )
     if warehouse.fingerprint_unchanged(collection, STAGE, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     segments = warehouse.rows(SEGMENTS_SQL, [collection])
