@@ -65,19 +65,21 @@ from schemas.tables import (
     EMBEDDING_DIM,
     LANCE_ENTITIES,
     LANCE_ENTITY_CONTEXTS,
+    LANCE_ENTITY_LINKS,
     LANCE_FACTS,
     LANCE_SEGMENTS,
 )
 from transforms.consolidation import normalize_name
 from transforms.embedding import DEFAULT_ENCODER
 from transforms.entity_contexts import context_window
+from transforms.entity_links import CO_OCCURS, COOCCURRENCE_WEIGHT, link_row
 from transforms.graph_links import entity_description, fact_statement
 from transforms.structural_bank import HASH_COLUMN
 
 GENERATOR_VERSION = 2
 """Bumped when the generated content changes, so cached workspaces are regenerated."""
 COLLECTION = "synthetic"
-WRITTEN_KINDS = frozenset({"segments", "entities", "facts", "contexts", "structure"})
+WRITTEN_KINDS = frozenset({"segments", "entities", "facts", "contexts", "structure", "links"})
 """Snapshot table kinds this generator can write."""
 ENTITIES_PER_FACT = 0.25
 ZIPF_EXPONENT = 0.75
@@ -409,6 +411,28 @@ def _write_structure(
     write_lance(db, "structure", table, STRUCTURE, seed + 1)
 
 
+def _write_links(db: lancedb.DBConnection, segments: pl.DataFrame, facts: pl.DataFrame) -> None:
+    """Co-occurrence links (`transforms.entity_links`) of the entities one synthetic chunk
+    names that no fact joins; a chunk is a few short sentences, so the whole chunk stands
+    for KGERMAR's window. No synonym links: synthetic names are distinct by construction."""
+    named = segments.select("segment_id", "entity_ids").explode("entity_ids")
+    pairs = (
+        named.join(named, on="segment_id", suffix="_other")
+        .filter(pl.col("entity_ids") < pl.col("entity_ids_other"))
+        .select(head=pl.col("entity_ids"), tail=pl.col("entity_ids_other"))
+        .unique()
+    )
+    typed = facts.select(
+        head=pl.min_horizontal("head_entity_id", "tail_entity_id"),
+        tail=pl.max_horizontal("head_entity_id", "tail_entity_id"),
+    ).unique()
+    untyped = pairs.join(typed, on=["head", "tail"], how="anti").sort("head", "tail")
+    rows = [link_row(a, b, CO_OCCURS, COOCCURRENCE_WEIGHT) for a, b in untyped.iter_rows()]
+    db.create_table(
+        lance_table_name(COLLECTION, "links"), pa.Table.from_pylist(rows, schema=LANCE_ENTITY_LINKS)
+    )
+
+
 def _write_contexts(
     db: lancedb.DBConnection, segments: pl.DataFrame, facts: pl.DataFrame, seed: int
 ) -> None:
@@ -550,6 +574,9 @@ def generate(
     if "structure" in snapshots.LANCE_KINDS:
         say("structure")
         _write_structure(db, entities, facts, seed + 4)
+    if "links" in snapshots.LANCE_KINDS:
+        say("entity links")
+        _write_links(db, segments, facts)
 
     say("snapshot")
     con = workspace.connect()

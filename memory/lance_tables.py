@@ -117,6 +117,22 @@ def sync_table(
     return SyncResult(len(to_add), len(to_delete), table.version)
 
 
+def replace_table(db: lancedb.DBConnection, name: str, desired: pa.Table, key: str) -> SyncResult:
+    """Make table `name` (no vectors) hold exactly `desired`, in a new table version only
+    when its rows differ (compared in `key` order), so that a re-run with the same rows
+    keeps the version a snapshot pinned."""
+    ordered = desired.sort_by(key)
+    if name not in _table_names(db):
+        table = db.create_table(name, ordered)
+        return SyncResult(ordered.num_rows, 0, table.version)
+    table = db.open_table(name)
+    current = table.to_arrow().sort_by(key)
+    if current.schema.equals(ordered.schema) and current.equals(ordered):
+        return SyncResult(0, 0, table.version)
+    table.add(ordered, mode="overwrite")
+    return SyncResult(ordered.num_rows, current.num_rows, table.version)
+
+
 def _rewrite(
     table: lancedb.table.Table,
     desired: pa.Table,

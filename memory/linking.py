@@ -1,7 +1,8 @@
 """Linking a query to the memory: the entities it names, and the entities, facts and
 segments most similar to it. Every graph strategy seeds from these.
 
-Exact naming (any alias as a normalised n-gram of the query) is weighted 1; similarity
+Exact naming (any alias as a normalised n-gram of the query) is weighted 1, and so is a
+query n-gram equal to a phrase node's key (`phrase_keys`); similarity
 links carry their cosine and are kept only at or above `MIN_SIMILARITY`, so an unrelated
 query seeds nothing rather than the nearest noise.
 """
@@ -18,6 +19,8 @@ from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 
 MAX_NGRAM = 5
+PHRASE_WORDS = 4
+"""Longest phrase key tried (`transforms.phrases.MAX_WORDS`)."""
 MIN_SIMILARITY = 0.5
 
 _WORD = re.compile(r"[\w'’-]+")
@@ -33,6 +36,30 @@ def named_entities(view: SnapshotView, text: str) -> dict[str, float]:
             if entity:
                 found[entity] = 1.0
     return found
+
+
+def phrase_keys(text: str, max_words: int = PHRASE_WORDS) -> set[str]:
+    """Candidate phrase-node keys of a query (`transforms.phrases`, whose keys are
+    lower-cased lemmas): every lower-cased n-gram of up to `max_words` words, each also with
+    its last word singular by rule ("clubs" -> "club", "stories" -> "story"). The query is
+    not tagged, so that linking needs no spaCy model at query time; an n-gram that is no
+    phrase simply names no node."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    keys: set[str] = set()
+    for size in range(1, min(max_words, len(words)) + 1):
+        for start in range(len(words) - size + 1):
+            gram = words[start : start + size]
+            keys.add(" ".join(gram))
+            keys.add(" ".join([*gram[:-1], _singular(gram[-1])]))
+    return keys
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
 
 
 def similar_entities(

@@ -10,6 +10,9 @@ session, speaker, day) and phrase node of `transforms.phrases`. Edges, all undir
   by a thousand is a weak one), times `PHRASE_WEIGHT` for phrase nodes;
 - entity – entity for every fact valid at the query's coordinates, weighted by the fact's
   confidence times the lesser specificity of its two ends;
+- entity – entity for every untyped link of the snapshot's `links` table
+  (`transforms.entity_links`: co-occurrence at weight 0.1, synonyms at their cosine), times
+  `ENTITY_LINK_WEIGHT` and the lesser specificity of its two ends;
 - turn – next turn of the same session (`next_segment_id`), weight `NEXT_TURN_WEIGHT`.
 
 The matrix and its row-normalised transition are built once per view (per fact
@@ -34,6 +37,8 @@ MuSiQue 75.3; at 0.3, MuSiQue 75.8 and LoCoMo 78.4/88.9; at 0.1, MuSiQue 75.8. P
 are a small net change either way on these sets: common nouns bridge conversation turns
 ("support group") more than encyclopedia passages, whose bridges are titles and names."""
 PHRASE_PREFIX = "phrase:"
+ENTITY_LINK_WEIGHT = 1.0
+"""Factor on untyped entity links (option `entity_link_weight`; 0 leaves them out)."""
 NEXT_TURN_WEIGHT = 1.0
 """Weight of a turn – next-turn edge, against a specificity of at most 1 for node links."""
 ITERATIONS = 30
@@ -75,9 +80,10 @@ class PassageGraph:
 def passage_graph(view: SnapshotView, query: QueryContext) -> PassageGraph:
     """The passage graph for the query's fact coordinates, built once per view."""
     phrase_weight = float(query.options.get("phrase_weight", PHRASE_WEIGHT))
-    key = ("passage_graph", phrase_weight, *query.fact_filter)
+    link_weight = float(query.options.get("entity_link_weight", ENTITY_LINK_WEIGHT))
+    key = ("passage_graph", phrase_weight, link_weight, *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _build(view, query, phrase_weight)
+        view.cache[key] = _build(view, query, phrase_weight, link_weight)
     return view.cache[key]
 
 
@@ -85,7 +91,9 @@ def _kind_weight(node: str, phrase_weight: float) -> float:
     return phrase_weight if node.startswith(PHRASE_PREFIX) else 1.0
 
 
-def _build(view: SnapshotView, query: QueryContext, phrase_weight: float) -> PassageGraph:
+def _build(
+    view: SnapshotView, query: QueryContext, phrase_weight: float, link_weight: float
+) -> PassageGraph:
     columns = [c for c in ("node_ids", "next_segment_id") if c in view.segments.column_names]
     rows = view.segments.select(["segment_id", "entity_ids", *columns]).to_pylist()
     segment_ids = [r["segment_id"] for r in rows]
@@ -106,7 +114,11 @@ def _build(view: SnapshotView, query: QueryContext, phrase_weight: float) -> Pas
     adjacency = sp.bmat(
         [
             [_next_turns(rows, segment_position), weighted],
-            [weighted.T, _facts(view, query, node_position, specificity)],
+            [
+                weighted.T,
+                _facts(view, query, node_position, specificity)
+                + link_weight * _entity_links(view, node_position, specificity),
+            ],
         ],
         format="csr",
     )
@@ -134,6 +146,27 @@ def _next_turns(rows: list[dict], position: dict[str, int]) -> sp.csr_matrix:
     a, b = np.array(pairs).T
     weights = np.full(2 * len(pairs), NEXT_TURN_WEIGHT)
     return sp.csr_matrix((weights, (np.r_[a, b], np.r_[b, a])), shape=(n, n))
+
+
+def _entity_links(
+    view: SnapshotView, position: dict[str, int], specificity: np.ndarray
+) -> sp.csr_matrix:
+    """Entity – entity edges of the snapshot's untyped links (none where it pins no
+    `links` table, a snapshot built before they existed)."""
+    n = len(position)
+    if "links" not in view.snapshot.lance_versions:
+        return sp.csr_matrix((n, n))
+    rows = view.table("links").to_arrow().select(["head_id", "tail_id", "weight"]).to_pylist()
+    ends = [(position.get(r["head_id"]), position.get(r["tail_id"]), r["weight"]) for r in rows]
+    kept = [
+        (a, b, w * min(specificity[a], specificity[b]))
+        for a, b, w in ends
+        if a is not None and b is not None
+    ]
+    if not kept:
+        return sp.csr_matrix((n, n))
+    a, b, w = (np.array(column) for column in zip(*kept, strict=True))
+    return sp.csr_matrix((np.r_[w, w], (np.r_[a, b], np.r_[b, a])), shape=(n, n))
 
 
 def _facts(

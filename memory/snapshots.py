@@ -25,12 +25,13 @@ LANCE_KINDS = {
     "facts": ("fact_id", ("statement",)),
     "contexts": ("entity_id", ("contexts",)),
     "structure": ("entity_id", ("graph_hash",)),
+    "links": ("link_id", ("head_id", "tail_id", "kind", "weight")),
 }
 """LanceDB tables a snapshot pins: kind -> (key column, content columns hashed). A segment's
 links (its entities, structural and phrase nodes, next turn) are content too: a rebuild
 that changes only them makes a new snapshot. Columns a table lacks (built before they
 existed) are left out."""
-OPTIONAL_KINDS = frozenset({"contexts", "structure"})
+OPTIONAL_KINDS = frozenset({"contexts", "structure", "links"})
 """Kinds whose table may be missing (a workspace built before it existed, or with no
 entities): left out of the snapshot and of its hash, so older hashes stay valid."""
 

@@ -205,6 +205,23 @@ LANCE_ENTITY_CONTEXTS = pa.schema([("entity_id", pa.string()), ("contexts", pa.s
 """KGERMAR entity contexts in LanceDB: the marked 64-token windows around an entity's
 mentions; the `vector` added when embedding is the span-pooled context embedding."""
 
+LANCE_ENTITY_NAMES = pa.schema([("entity_id", pa.string()), ("name", pa.string())])
+"""Entity names in LanceDB, embedded alone (not the description), for the nearest-neighbour
+search of synonym links (`transforms.entity_links`); an IVF_PQ index once it is large."""
+
+LANCE_ENTITY_LINKS = pa.schema(
+    [
+        ("link_id", pa.string()),
+        ("head_id", pa.string()),
+        ("tail_id", pa.string()),
+        ("kind", pa.string()),  # co_occurs | synonym, see transforms.entity_links
+        ("weight", pa.float64()),
+    ]
+)
+"""Untyped entity – entity links of the passage graph, one row per unordered pair and kind
+(head_id < tail_id): co-occurrence within KGERMAR's window where no typed fact joins the
+pair, and synonymy of names. Pinned by the snapshot."""
+
 LANCE_FACTS = pa.schema(
     [
         ("fact_id", pa.string()),

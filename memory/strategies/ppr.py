@@ -7,9 +7,11 @@ Reset vector, following HippoRAG 2 (passages seeded from the retriever's scores,
 nodes from the query's links):
 - passages: the flat `hybrid` ranking as a distribution (`memory.flat_prior`, softmax at
   temperature 0.5), with mass 1 - `QUERY_LINK_SHARE`;
-- nodes: the entities the query names (aliases as normalised n-grams), the ends of the 5
-  facts most similar to it (HippoRAG 2's query-to-triple linking) and the 3 entities whose
-  description is closest (weight = cosine), each times its specificity, with mass
+- nodes: the entities the query names (aliases as normalised n-grams; option
+  `query_links`="all" adds the ends of the 5 facts most similar to it, HippoRAG 2's
+  query-to-triple linking, and the 3 entities whose description is closest, weight =
+  cosine) and the phrase nodes its n-grams equal (`memory.linking.phrase_keys`), each
+  times its specificity, with mass
   `QUERY_LINK_SHARE` (where the query links to nothing, the passages take it all).
 Damping 0.5 as in HippoRAG. A segment's score is its PageRank mass blended with the flat
 ranking: z(log mass) x (1 - `FLAT_SHARE`) + z(flat score) x `FLAT_SHARE`, so a passage
@@ -29,8 +31,8 @@ import numpy as np
 from memory.flat_prior import TEMPERATURE, flat_prior
 from memory.graph import graph_of
 from memory.hybrid_weights import CORPUS_KINDS
-from memory.linking import named_entities, query_entities
-from memory.passage_graph import passage_graph
+from memory.linking import named_entities, phrase_keys, query_entities
+from memory.passage_graph import PHRASE_PREFIX, passage_graph
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.rank_fusion import fuse
@@ -61,9 +63,14 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
     linked = (
         named if options.get("query_links", QUERY_LINKS) == "named" else query_entities(view, query)
     )
+    phrases = {
+        node: 1.0
+        for node in (f"{PHRASE_PREFIX}{key}" for key in phrase_keys(query.text))
+        if node in graph.node_position
+    }
     links = {
         e: w * graph.specificity[graph.node_position[e]]
-        for e, w in linked.items()
+        for e, w in {**linked, **phrases}.items()
         if e in graph.node_position
     }
     if links:

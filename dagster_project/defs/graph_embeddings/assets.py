@@ -1,4 +1,5 @@
-"""Stage 7: embed segments and entities into LanceDB, with a native full-text index, and
+"""Stage 7: embed segments, entities (their descriptions, and their names alone for
+synonym search) into LanceDB, with a native full-text index, and
 train KGERMAR's R-GCN into the structural bank ("structure" table)."""
 
 import functools
@@ -14,10 +15,12 @@ from memory.facts import THETA_STABLE
 from memory.lance_tables import Embed, TextTable, sync_tables
 from memory.structure_table import StructureSync, entity_vectors, sync_structure
 from memory.workspace import lance_table_name
+from pipelines.entity_links import MENTIONS_SQL
 from schemas.tables import (
     EXTRACTABLE_KINDS,
     LANCE_ENTITIES,
     LANCE_ENTITY_CONTEXTS,
+    LANCE_ENTITY_NAMES,
     LANCE_FACTS,
     LANCE_SEGMENTS,
     VECTOR,
@@ -76,12 +79,6 @@ NODES_SQL = """
 SELECT segment_id, list(node_id ORDER BY node_id) FILTER (WHERE kind <> $next) AS node_ids,
        any_value(node_id) FILTER (WHERE kind = $next) AS next_segment_id
 FROM segment_nodes WHERE collection = $collection GROUP BY segment_id
-"""
-MENTIONS_SQL = """
-SELECT m.text AS surface, m.segment_id, s.text AS segment_text, m.char_start, m.char_end
-FROM entity_mentions m
-JOIN segments s ON s.collection = m.collection AND s.segment_id = m.segment_id
-WHERE m.collection = ?
 """
 ENTITIES_SQL = """
 SELECT e.entity_id, e.name, e.entity_type, list(a.alias ORDER BY a.alias) AS aliases
@@ -162,6 +159,13 @@ def graph_embeddings(
                 "entity_id",
                 {VECTOR: embed},
                 "description",
+            ),
+            TextTable(
+                "names",
+                pa.Table.from_pylist(found, schema=LANCE_ENTITY_NAMES),
+                "entity_id",
+                {VECTOR: embed},
+                "name",
             ),
             TextTable(
                 "facts",

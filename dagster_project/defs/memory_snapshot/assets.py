@@ -15,7 +15,7 @@ from memory.snapshots import record_snapshot
     partitions_def=collections_partitions,
     group_name="memory",
     kinds={"duckdb", "lancedb"},
-    deps=["graph_embeddings", "fact_versions"],
+    deps=["graph_embeddings", "entity_links", "fact_versions"],
 )
 def memory_snapshot(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings

@@ -1,0 +1,1 @@
+"""Stage: untyped entity links of the memory graph (co-occurrence, synonyms)."""

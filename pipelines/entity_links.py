@@ -1,0 +1,110 @@
+"""Stage 7b: the untyped entity links of the passage graph (`transforms.entity_links`):
+co-occurrence within KGERMAR's window where no typed fact joins a pair, and synonym names
+found through the LanceDB index of entity-name vectors (written by `graph_embeddings`).
+The links go to a LanceDB table that the snapshot pins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memory.lance_tables import replace_table
+from memory.workspace import lance_table_name
+from schemas.tables import LANCE_ENTITY_LINKS, VECTOR
+from transforms.entity_links import (
+    SYNONYM_NEIGHBOURS,
+    cooccurrence_links,
+    link_counts,
+    synonym_links,
+)
+
+MENTIONS_SQL = """
+SELECT m.text AS surface, m.segment_id, s.text AS segment_text, m.char_start, m.char_end
+FROM entity_mentions m
+JOIN segments s ON s.collection = m.collection AND s.segment_id = m.segment_id
+WHERE m.collection = ?
+"""
+TYPED_PAIRS_SQL = """
+SELECT DISTINCT head_entity_id, tail_entity_id FROM fact_versions
+WHERE collection = ? AND operation <> 'retract'
+"""
+Rows = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
+QUERY_BATCH = 1024
+"""Name vectors per batched nearest-neighbour query."""
+
+
+@dataclass(frozen=True)
+class EntityLinksOutcome:
+    """What the stage wrote: the links by kind, the names searched, the table version."""
+
+    by_kind: dict[str, int]
+    names: int
+    written: int
+    version: int
+
+
+def run(
+    rows: Rows, entity_of: Mapping[str, str], db: lancedb.DBConnection, collection: str
+) -> EntityLinksOutcome:
+    """Compute and store the collection's entity links: `rows` runs a warehouse query,
+    `entity_of` resolves a normalised name to its entity, `db` is the workspace's LanceDB."""
+    typed = [
+        (r["head_entity_id"], r["tail_entity_id"]) for r in rows(TYPED_PAIRS_SQL, [collection])
+    ]
+    links = cooccurrence_links(rows(MENTIONS_SQL, [collection]), entity_of, typed)
+    ids, vectors = _name_vectors(db, lance_table_name(collection, "names"))
+    if ids:
+        links += synonym_links(_neighbours(db, lance_table_name(collection, "names"), ids, vectors))
+    sync = replace_table(
+        db,
+        lance_table_name(collection, "links"),
+        pa.Table.from_pylist(links, schema=LANCE_ENTITY_LINKS),
+        "link_id",
+    )
+    return EntityLinksOutcome(dict(link_counts(links)), len(ids), sync.added, sync.version)
+
+
+def _name_vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], np.ndarray]:
+    try:
+        rows = db.open_table(name).to_arrow().select(["entity_id", VECTOR])
+    except ValueError:  # LanceDB: "Table ... was not found" (no entities)
+        return [], np.zeros((0, 0), np.float32)
+    if rows.num_rows == 0:
+        return [], np.zeros((0, 0), np.float32)
+    return rows.column("entity_id").to_pylist(), np.stack(
+        rows.column(VECTOR).to_numpy(zero_copy_only=False)
+    )
+
+
+def _neighbours(
+    db: lancedb.DBConnection, name: str, ids: list[str], vectors: np.ndarray
+) -> Iterator[tuple[str, str, float]]:
+    """(entity id, neighbour id, cosine) of each name's nearest names, by batched queries
+    on the table's vector index (a flat scan below the index's row threshold). Vectors are
+    unit length, so cosine = 1 - squared L2 / 2, the index's own metric."""
+    table = db.open_table(name)
+    for start in range(0, len(ids), QUERY_BATCH):
+        found = (
+            table.search(list(vectors[start : start + QUERY_BATCH]), vector_column_name=VECTOR)
+            .distance_type("l2")
+            .limit(SYNONYM_NEIGHBOURS + 1)
+            .select(["entity_id", "_distance"])
+            .to_arrow()
+        )
+        queries = (
+            found.column("query_index").to_pylist()
+            if "query_index" in found.column_names  # LanceDB leaves it out for one query
+            else [0] * found.num_rows
+        )
+        for query, neighbour, distance in zip(
+            queries,
+            found.column("entity_id").to_pylist(),
+            found.column("_distance").to_pylist(),
+            strict=True,
+        ):
+            yield ids[start + query], neighbour, 1.0 - distance / 2.0

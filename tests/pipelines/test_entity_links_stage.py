@@ -1,0 +1,71 @@
+"""The entity-links stage over a real LanceDB: synonyms through the name index, links
+written once, a re-run with the same rows keeps the table version."""
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memory.workspace import lance_table_name
+from pipelines import entity_links
+from schemas.tables import VECTOR
+
+
+def _unit(*values: float) -> list[float]:
+    vector = np.array(values, dtype=np.float32)
+    return list(vector / np.linalg.norm(vector))
+
+
+def _rows(sql: str, params: list) -> list[dict]:
+    if "fact_versions" in sql:
+        return [{"head_entity_id": "e1", "tail_entity_id": "e3"}]
+    text = "NYC and New York City and Boston"
+    return [
+        {
+            "surface": s,
+            "segment_id": "s1",
+            "segment_text": text,
+            "char_start": text.index(s),
+            "char_end": text.index(s) + len(s),
+        }
+        for s in ("NYC", "New York City", "Boston")
+    ]
+
+
+def test_the_stage_links_synonyms_and_co_occurrences_and_is_idempotent(tmp_path):
+    db = lancedb.connect(str(tmp_path))
+    names = pa.table(
+        {
+            "entity_id": ["e1", "e2", "e3"],
+            "name": ["NYC", "New York City", "Boston"],
+            VECTOR: pa.array(
+                [_unit(1, 0.1, 0), _unit(1, 0.12, 0.02), _unit(0, 1, 1)],
+                pa.list_(pa.float32(), 3),
+            ),
+        }
+    )
+    db.create_table(lance_table_name("c", "names"), names)
+    entity_of = {"nyc": "e1", "new york city": "e2", "boston": "e3"}
+
+    first = entity_links.run(_rows, entity_of, db, "c")
+    stored = db.open_table(lance_table_name("c", "links")).to_arrow().to_pylist()
+    kinds = {(r["head_id"], r["tail_id"], r["kind"]) for r in stored}
+    # e1-e3 has a typed fact, so it is no co-occurrence
+    assert kinds == {("e1", "e2", "co_occurs"), ("e2", "e3", "co_occurs"), ("e1", "e2", "synonym")}
+    assert first.by_kind == {"co_occurs": 2, "synonym": 1}
+
+    again = entity_links.run(_rows, entity_of, db, "c")
+    assert (again.written, again.version) == (0, first.version)
+
+
+def test_a_single_name_searches_alone_and_links_nothing(tmp_path):
+    db = lancedb.connect(str(tmp_path))
+    names = pa.table(
+        {
+            "entity_id": ["e1"],
+            "name": ["NYC"],
+            VECTOR: pa.array([_unit(1, 0, 0)], pa.list_(pa.float32(), 3)),
+        }
+    )
+    db.create_table(lance_table_name("c", "names"), names)
+    outcome = entity_links.run(lambda sql, params: [], {"nyc": "e1"}, db, "c")
+    assert outcome.by_kind == {} and outcome.names == 1
