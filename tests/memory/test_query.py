@@ -86,3 +86,18 @@ def test_cli_query_json(sample_build, capsys):
     assert {"doc_id", "char_start", "char_end", "observed_at"} <= set(
         payload["hits"][0]["provenance"]
     )
+
+
+def test_the_snapshot_pins_entity_links_and_the_walk_can_use_them(memory: Memory):
+    links = memory._view.table("links").to_arrow().to_pylist()
+    assert links and {r["kind"] for r in links} <= {"co_occurs", "synonym"}
+    assert all(r["head_id"] < r["tail_id"] for r in links)
+    query = "Which city is Priya Natarajan's office in?"
+    without = memory.query(query, strategy="hipporag_ppr", k=20)  # off by default
+    with_links = memory.query(
+        query,
+        strategy="hipporag_ppr",
+        k=20,
+        options={"co_occurs_weight": 1.0, "synonym_weight": 1.0},
+    )
+    assert [h.score for h in with_links] != [h.score for h in without]

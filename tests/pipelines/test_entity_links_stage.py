@@ -69,3 +69,31 @@ def test_a_single_name_searches_alone_and_links_nothing(tmp_path):
     db.create_table(lance_table_name("c", "names"), names)
     outcome = entity_links.run(lambda sql, params: [], {"nyc": "e1"}, db, "c")
     assert outcome.by_kind == {} and outcome.names == 1
+
+
+def test_many_names_are_searched_through_an_index_and_keep_their_synonyms(tmp_path, monkeypatch):
+    monkeypatch.setattr(entity_links, "NAME_INDEX_MIN_ROWS", 64)
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(100, 8)).astype(np.float32)
+    near = base[:10] + 0.01 * rng.normal(size=(10, 8)).astype(np.float32)
+    vectors = np.vstack([base, near])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"e{i:03d}" for i in range(110)]
+    db = lancedb.connect(str(tmp_path))
+    db.create_table(
+        lance_table_name("c", "names"),
+        pa.table(
+            {
+                "entity_id": ids,
+                "name": ids,
+                VECTOR: pa.array(list(vectors), pa.list_(pa.float32(), 8)),
+            }
+        ),
+    )
+    outcome = entity_links.run(lambda sql, params: [], {}, db, "c")
+    assert db.open_table(lance_table_name("c", "names")).list_indices(), "names were indexed"
+    stored = db.open_table(lance_table_name("c", "links")).to_arrow().to_pylist()
+    assert {(r["head_id"], r["tail_id"]) for r in stored} >= {
+        (ids[i], ids[100 + i]) for i in range(10)
+    }
+    assert outcome.by_kind["synonym"] >= 10
