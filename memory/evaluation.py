@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.memory import Memory, QueryResult
+from memory.reranker import RERANK_DEPTH
 from transforms.evaluation.retrieval_metrics import (
     distinct,
     grouped_means,
@@ -54,6 +55,29 @@ PASSAGE_DEPTH = 10
 passage's chunks collapsed into its best one); MRR counts ranks within this depth."""
 
 
+RERANKED = "+rerank"
+"""Suffix of a strategy's reranked variant (`hipporag_ppr+rerank`): the strategy's passages
+with the first `rerank_depth` put in a cross-encoder's order (`Memory.query(reranker=...)`)."""
+RERANKED_BY_DEFAULT = ("hipporag_ppr",)
+"""Strategies whose reranked variant is evaluated when a reranker is given and no variant
+is named: the best graph strategy on both dev sets."""
+
+
+@dataclass(frozen=True)
+class Reranking:
+    """The cross-encoder of the reranked variants, and how many passages it reorders."""
+
+    model: str
+    depth: int = RERANK_DEPTH
+
+
+def split_variant(name: str) -> tuple[str, bool]:
+    """(strategy, reranked) of an evaluated name: `hipporag_ppr+rerank` -> (hipporag_ppr, True)."""
+    if name.endswith(RERANKED):
+        return name[: -len(RERANKED)], True
+    return name, False
+
+
 @dataclass
 class RetrievalRun:
     """Rows (strategy, metric, value) of a retrieval evaluation, and strategies that failed."""
@@ -75,7 +99,10 @@ class QuestionTrace:
 
 
 def retrieval_scores(
-    memory: Memory, questions: QuestionSet, strategies: Sequence[str]
+    memory: Memory,
+    questions: QuestionSet,
+    strategies: Sequence[str],
+    reranking: Reranking | None = None,
 ) -> RetrievalRun:
     """Recall (and MuSiQue's MRR) per strategy, overall and per question category, with the
     query latency p50/p95 in ms and LLM calls and tokens per query (from the explanation's
@@ -84,12 +111,13 @@ def retrieval_scores(
     LoCoMo questions are scoped to their conversation: the strategy ranks
     max(k) x (conversations in the collection) segments, the hits of the question's
     conversation are kept, and the first max(k) are its turn ranking (its session ranking:
-    their distinct sessions). A strategy that raises is reported in `errors`, not scored."""
+    their distinct sessions). A strategy that raises is reported in `errors`, not scored.
+    A reranked variant (`split_variant`) needs `reranking`: without it, it is an error."""
     run = RetrievalRun()
     conversations = conversation_count(memory) if questions.benchmark == "locomo" else 1
     for strategy in strategies:
         try:
-            rows, traces = _strategy_rows(memory, questions, strategy, conversations)
+            rows, traces = _strategy_rows(memory, questions, strategy, conversations, reranking)
             run.rows.extend(rows)
             run.traces[strategy] = traces
         except Exception as exc:  # one broken strategy must not hide the rest
@@ -98,13 +126,21 @@ def retrieval_scores(
 
 
 def _strategy_rows(
-    memory: Memory, questions: QuestionSet, strategy: str, conversations: int
+    memory: Memory,
+    questions: QuestionSet,
+    strategy: str,
+    conversations: int,
+    reranking: Reranking | None,
 ) -> tuple[list[dict[str, object]], list[QuestionTrace]]:
     depth = query_depth(questions.benchmark, conversations)
+    base, reranked = split_variant(strategy)
+    if reranked and reranking is None:
+        raise ValueError(f"{strategy} is a reranked variant, and no reranker was given")
+    rerank = {"reranker": reranking.model, "rerank_depth": reranking.depth} if reranked else {}
     scores, latencies, calls, tokens, traces = [], [], [], [], []
     for question in questions.questions:
         started = time.perf_counter()
-        result = memory.query(question.text, strategy=strategy, k=depth)
+        result = memory.query(question.text, strategy=base, k=depth, **rerank)
         latencies.append((time.perf_counter() - started) * 1000.0)
         calls.append(float(result.explanation.get("llm_calls", 0) or 0))
         tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))

@@ -17,7 +17,7 @@ question's reference time.
 
     kgmem eval retrieval --benchmark locomo|musique [--strategies all|NAME,...]
         [--input PATH] [--dataset QUESTIONS] [--questions N] [--llm] [--json]
-        [--misses FILE]
+        [--misses FILE] [--reranker MODEL [--rerank-depth N]]
 
 `retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
 `--collection`; LoCoMo's conversations, MuSiQue's passage corpus, default the files under
@@ -29,7 +29,10 @@ session-level recall@3/5/10). The build runs without the LLM triplet stage by de
 the configured LLM stage. An unchanged corpus reuses its snapshot. `--misses FILE` writes,
 for each gold passage (MuSiQue: outside the first 5; LoCoMo turns: outside the first 10)
 a strategy missed, its rank under every strategy and the seeds, flat ranking and paths
-that the strategy used: the place to start when a strategy trails.
+that the strategy used: the place to start when a strategy trails. `--reranker MODEL`
+(any cross-encoder id or path) adds reranked variants: `NAME+rerank` in `--strategies`,
+or `hipporag_ppr+rerank` when none is named; the first `--rerank-depth` passages (20)
+are put in the model's order.
 """
 
 from __future__ import annotations
@@ -98,6 +101,14 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--misses",
         help="retrieval: write a JSON line per gold passage a strategy missed (its rank under "
         "each strategy, the seeds and paths the strategy used) to this file",
+    )
+    evaluate.add_argument(
+        "--reranker",
+        help="retrieval: a cross-encoder id or path; evaluates NAME+rerank variants (the "
+        "strategy's first passages in the model's order), hipporag_ppr+rerank unless named",
+    )
+    evaluate.add_argument(
+        "--rerank-depth", type=int, help="retrieval: passages the reranker reorders (default 20)"
     )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
@@ -239,6 +250,8 @@ def _temporal(args: argparse.Namespace) -> int:
 
 def _retrieval(args: argparse.Namespace) -> int:
     from dagster_project.resources import PipelineSettings, WarehouseResource
+    from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, split_variant
+    from memory.reranker import RERANK_DEPTH
     from memory.snapshots import list_snapshots
     from memory.strategies.names import STRATEGY_NAMES
     from transforms.evaluation.retrieval_report import by_strategy, comparison_markdown
@@ -247,10 +260,18 @@ def _retrieval(args: argparse.Namespace) -> int:
         console.print("[red]eval retrieval needs --benchmark locomo|musique[/red]")
         return 2
     strategies = [] if args.strategies == "all" else args.strategies.split(",")
-    unknown = sorted(set(strategies) - set(STRATEGY_NAMES))
+    unknown = sorted({split_variant(s)[0] for s in strategies} - set(STRATEGY_NAMES))
     if unknown:
         console.print(f"[red]unknown strategies {unknown}; known: {list(STRATEGY_NAMES)}[/red]")
         return 2
+    reranked = [s for s in strategies if split_variant(s)[1]]
+    if reranked and not args.reranker:
+        console.print(f"[red]{', '.join(reranked)} need --reranker MODEL[/red]")
+        return 2
+    if args.reranker:
+        strategies = (strategies or list(STRATEGY_NAMES)) + (
+            [] if reranked else [f"{s}{RERANKED}" for s in RERANKED_BY_DEFAULT]
+        )
     corpus, questions = RETRIEVAL_DATA[args.benchmark]
     corpus = Path(args.input) if args.input else corpus
     dataset = Path(args.dataset) if args.dataset else questions or corpus
@@ -261,6 +282,9 @@ def _retrieval(args: argparse.Namespace) -> int:
     workspace = Workspace.at(args.home)
     collection = args.collection or args.benchmark
     options = {"questions": args.questions, "strategies": strategies}
+    if args.reranker:
+        options["reranker"] = args.reranker
+        options["rerank_depth"] = args.rerank_depth or RERANK_DEPTH
     if args.misses:
         options["misses"] = str(Path(args.misses).resolve())
     WarehouseResource(root=str(workspace.root)).register_benchmark(

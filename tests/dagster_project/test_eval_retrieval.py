@@ -8,6 +8,7 @@ import pytest
 
 from dagster_project.cli import main
 from dagster_project.defs.retrieval_evaluation.assets import check_name, regression_check
+from tests.tiny_models import save_tiny_bert
 from tests.transforms.test_retrieval_questions import (
     locomo_slice,
     musique_slice,
@@ -85,6 +86,45 @@ def test_eval_retrieval_locomo_slice(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert all(0.0 <= v <= 1.0 for v in turn + session)
     assert any(metric.startswith("turn_recall@5[") for _, metric in values)
     assert values[("bm25", "turn_recall@10")] > 0.0
+
+
+@needs_locomo
+def test_eval_retrieval_scores_a_reranked_variant(tmp_path: Path, capsys: pytest.CaptureFixture):
+    from transformers import BertForSequenceClassification
+
+    reranker = save_tiny_bert(BertForSequenceClassification, ["relevance"], tmp_path / "rr")
+    path = locomo_slice(tmp_path)
+    rows = run_eval(
+        tmp_path,
+        capsys,
+        *("--benchmark", "locomo", "--input", str(path), "--questions", "4"),
+        *("--strategies", "bm25,bm25+rerank", "--reranker", str(reranker)),
+        *("--rerank-depth", "5"),
+    )
+    values = {(r["strategy"], r["metric"]): r["value"] for r in rows}
+    assert {r["strategy"] for r in rows} == {"bm25", "bm25+rerank"}
+    assert values[("bm25+rerank", "questions")] == 4
+    # the reranker only reorders the first 5 turns: what lies beyond them is unchanged
+    assert values[("bm25+rerank", "turn_recall@10")] == values[("bm25", "turn_recall@10")]
+
+
+def test_a_reranked_variant_without_a_reranker_is_a_one_line_error(tmp_path, capsys):
+    home = str(tmp_path / "home")
+    code = main(
+        [
+            "eval",
+            "retrieval",
+            "--benchmark",
+            "locomo",
+            "--strategies",
+            "bm25+rerank",
+            "--home",
+            home,
+        ]
+    )
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "bm25+rerank need --reranker MODEL" in captured.out + captured.err
 
 
 def test_regression_check_fails_on_a_drop_beyond_the_margin():

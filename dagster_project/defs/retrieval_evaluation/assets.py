@@ -22,7 +22,8 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from memory import Memory
-from memory.evaluation import misses, retrieval_scores, snapshot_segments
+from memory.evaluation import Reranking, misses, retrieval_scores, snapshot_segments
+from memory.reranker import RERANK_DEPTH
 from memory.strategies import STRATEGIES
 from transforms.evaluation.retrieval_metrics import regressions
 from transforms.evaluation.retrieval_questions import load_questions
@@ -91,7 +92,13 @@ def retrieval_evaluation(
             snapshot_segments(memory),
             registration.options.get("questions"),
         )
-        run = retrieval_scores(memory, questions, strategies)
+        reranker = registration.options.get("reranker")
+        reranking = (
+            Reranking(reranker, int(registration.options.get("rerank_depth") or RERANK_DEPTH))
+            if reranker
+            else None
+        )
+        run = retrieval_scores(memory, questions, strategies, reranking)
     if registration.options.get("misses"):
         missed = misses(questions, run)
         Path(registration.options["misses"]).write_text(
