@@ -219,7 +219,7 @@ def snapshot_counts(root: Path) -> dict[str, int]:
 def built_segments(root: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Extractable segments of the build with their mentions (the relation stage's input
     rows), a uniform sample of at most `limit` (all if None)."""
-    from dagster_project.defs.relation_candidates.assets import SEGMENTS_WITH_MENTIONS_SQL
+    from pipelines.relation_candidates import SEGMENTS_WITH_MENTIONS_SQL
     from schemas.tables import EXTRACTABLE_KINDS, SEGMENT_WITH_MENTIONS
 
     con = Workspace.at(root).connect(read_only=True)

@@ -8,7 +8,6 @@ and `dagster/` (the Dagster instance used by the CLI and the UI). The folder com
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +17,18 @@ import lancedb
 
 from schemas.warehouse import DDL
 from transforms.duckdb_connect import connect_waiting
+from transforms.workspace_home import DEFAULT_HOME, HOME_ENV, default_home
 
-HOME_ENV = "KGMEM_HOME"
-DEFAULT_HOME = "kgmem_home"
+__all__ = [
+    "DEFAULT_HOME",
+    "HOME_ENV",
+    "Workspace",
+    "check_collection_name",
+    "default_home",
+    "lance_table_name",
+]
+
 _COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-
-
-def default_home() -> Path:
-    """The workspace folder named by `KGMEM_HOME`, else `./kgmem_home` (absolute)."""
-    return Path(os.environ.get(HOME_ENV, DEFAULT_HOME)).resolve()
 
 
 def check_collection_name(name: str) -> str:

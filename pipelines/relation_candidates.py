@@ -19,6 +19,25 @@ from schemas.tables import RELATION_CANDIDATES
 from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
 from transforms.relations import DependencyRelationDoFn
 
+SEGMENTS_WITH_MENTIONS_SQL = """
+WITH devices AS (
+    SELECT doc_id, mode(text ORDER BY text) AS context_device FROM entity_mentions
+    WHERE collection = $collection AND label = 'PRODUCT' GROUP BY doc_id)
+SELECT s.segment_id, s.collection, s.doc_id, s.text, s.speaker, d.context_device,
+       coalesce(list({'text': m.text, 'label': m.label, 'entity_type': m.entity_type,
+                      'char_start': m.char_start, 'char_end': m.char_end}
+                     ORDER BY m.char_start) FILTER (WHERE m.mention_id IS NOT NULL), []) AS mentions
+FROM segments s
+LEFT JOIN entity_mentions m ON m.collection = s.collection AND m.segment_id = s.segment_id
+LEFT JOIN devices d ON d.doc_id = s.doc_id
+WHERE s.collection = $collection AND list_contains($kinds, s.kind)
+  AND list_contains($doc_ids, s.doc_id)
+GROUP BY ALL
+ORDER BY s.doc_id, s.segment_id
+"""
+"""The stage's input: each pending segment with its NER mentions and its document's most
+mentioned product (SEGMENT_WITH_MENTIONS rows); parameters collection, kinds, doc_ids."""
+
 
 @dataclass(frozen=True)
 class RelationStageConfig:

@@ -29,7 +29,6 @@ from apache_beam.options.pipeline_options import (
 from apache_beam.runners.runner import create_runner
 
 from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
-from dagster_project.defs.relation_candidates.assets import SEGMENTS_WITH_MENTIONS_SQL
 from dagster_project.resources import PipelineSettings
 from pipelines import entity_mentions, relation_candidates
 from pipelines.options import (
@@ -40,6 +39,7 @@ from pipelines.options import (
 )
 from pipelines.parquet_io import read_shards, write_input
 from pipelines.prism import offline_prism_binary, prism_release_name
+from pipelines.relation_candidates import SEGMENTS_WITH_MENTIONS_SQL
 from schemas.tables import (
     ENTITY_MENTIONS,
     EXTRACTABLE_KINDS,

@@ -33,6 +33,7 @@ from transforms.relation_classifier.huggingface import (
 from transforms.relation_classifier.pairs import segment_pairs
 from transforms.relation_classifier.probe import DEFAULT_NAME, ProbeBackend, artifact_dir
 from transforms.relation_inventory import TACRED_TO_KGERMAR, undirected
+from transforms.workspace_home import default_home
 
 PATTERN = "pair_window"
 BACKENDS = ("probe", "hf")
@@ -78,8 +79,6 @@ def load_backend(cfg: ClassifierConfig) -> RelationBackend:
         )
     folder = Path(cfg.model)
     if not folder.is_dir():
-        from memory.workspace import default_home
-
         folder = artifact_dir(cfg.home or default_home(), cfg.model)
     return ProbeBackend(folder, cfg.max_batch_size)
 

@@ -65,6 +65,7 @@ from transforms.relation_classifier.probe import DEFAULT_NAME, LinearProbe, arti
 from transforms.relation_inventory import DEFAULT_INVENTORY, RelationInventory
 from transforms.segmenting import DEFAULT_CHUNK_TOKENS
 from transforms.triple_weights import ALPHA, THETA_CONF, weigh
+from transforms.workspace_home import default_home
 
 DEFAULT_REGULARIZATION = 0.005
 
@@ -311,8 +312,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--regularization", type=float, default=DEFAULT_REGULARIZATION)
     parser.add_argument("--encoder", default=DEFAULT_ENCODER)
     args = parser.parse_args(argv)
-    from memory.workspace import default_home
-
     config = TrainingConfig(
         window=args.window,
         seed=args.seed,

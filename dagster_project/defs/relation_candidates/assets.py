@@ -14,23 +14,6 @@ from schemas.tables import EXTRACTABLE_KINDS, RELATION_CANDIDATES, SEGMENT_WITH_
 
 STAGE = "relation_candidates"
 
-SEGMENTS_WITH_MENTIONS_SQL = """
-WITH devices AS (
-    SELECT doc_id, mode(text ORDER BY text) AS context_device FROM entity_mentions
-    WHERE collection = $collection AND label = 'PRODUCT' GROUP BY doc_id)
-SELECT s.segment_id, s.collection, s.doc_id, s.text, s.speaker, d.context_device,
-       coalesce(list({'text': m.text, 'label': m.label, 'entity_type': m.entity_type,
-                      'char_start': m.char_start, 'char_end': m.char_end}
-                     ORDER BY m.char_start) FILTER (WHERE m.mention_id IS NOT NULL), []) AS mentions
-FROM segments s
-LEFT JOIN entity_mentions m ON m.collection = s.collection AND m.segment_id = s.segment_id
-LEFT JOIN devices d ON d.doc_id = s.doc_id
-WHERE s.collection = $collection AND list_contains($kinds, s.kind)
-  AND list_contains($doc_ids, s.doc_id)
-GROUP BY ALL
-ORDER BY s.doc_id, s.segment_id
-"""
-
 
 @dg.asset(
     partitions_def=collections_partitions,
@@ -47,7 +30,7 @@ def relation_candidates(
     collection = context.partition_key
     pending = PendingDocuments.of(warehouse, collection, STAGE, "entity_mentions")
     segments = warehouse.fetch(
-        SEGMENTS_WITH_MENTIONS_SQL,
+        relation_pipeline.SEGMENTS_WITH_MENTIONS_SQL,
         {"collection": collection, "kinds": list(EXTRACTABLE_KINDS), "doc_ids": pending.todo},
     ).cast(SEGMENT_WITH_MENTIONS)
     classifier = settings.relation_classifier_config(str(warehouse.workspace.root))
