@@ -139,6 +139,8 @@ class Memory:
         if strategy not in STRATEGIES:
             known = ", ".join(STRATEGIES)
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {known}")
+        if not text.strip():
+            raise ValueError("the query text is empty")
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if unit not in UNITS:

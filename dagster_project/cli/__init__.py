@@ -13,7 +13,8 @@
     kgmem snapshots [--collection NAME] [--json]
     kgmem ui [--port 3000]
 
-Every command takes `--home` (default: `$KGMEM_HOME`, else ./kgmem_home).
+Every command takes `--home` (default: `$KGMEM_HOME`, else ./kgmem_home). An error is one
+line and exit code 2; `kgmem --debug COMMAND ...` shows its traceback instead.
 """
 
 from dagster_project.cli.app import main

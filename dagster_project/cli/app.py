@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from dagster_project.cli import (
     backfill_cmd,
@@ -45,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(package.__doc__ or "").split("\n\n", 1)[-1],
     )
+    root.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error, not one line"
+    )
     commands = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands).set_defaults(run=command.run)
@@ -53,13 +57,27 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if getattr(args, "home", None):
-        os.environ[HOME_ENV] = str(Workspace.at(args.home).root)
     try:
+        if getattr(args, "home", None):
+            os.environ[HOME_ENV] = str(usable_home(args.home))
         return args.run(args)
-    except (FileNotFoundError, LookupError, ValueError) as exc:
+    except (OSError, LookupError, ValueError) as exc:
+        if args.debug:
+            raise
         console.print(f"[red]error:[/red] {exc}")
         return 2
+
+
+def usable_home(home: str) -> Path:
+    """The absolute workspace folder of `--home`, or a ValueError saying why it cannot be
+    one: it is a file, or a folder (or the nearest existing parent) that cannot be written."""
+    root = Workspace.at(home).root
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--home {home}: is a file, not a folder")
+    existing = next(p for p in (root, *root.parents) if p.exists())
+    if not os.access(existing, os.W_OK):
+        raise ValueError(f"--home {home}: {existing} is not writable")
+    return root
 
 
 if __name__ == "__main__":

@@ -65,6 +65,20 @@ def test_snapshot_selection_and_errors(memory: Memory, sample_build):
         Memory.open(workspace.root, snapshot="snap-nope")
     with pytest.raises(ValueError, match="unknown strategy"):
         memory.query("x", strategy="nope")
+    with pytest.raises(ValueError, match="query text is empty"):
+        memory.query("  ")
+
+
+def test_cli_errors_are_one_line_and_debug_shows_the_traceback(sample_build, tmp_path, capsys):
+    workspace, _ = sample_build
+    assert main(["query", "", "--home", str(workspace.root)]) == 2
+    assert "query text is empty" in capsys.readouterr().err
+    a_file = tmp_path / "home.txt"
+    a_file.write_text("not a folder")
+    assert main(["snapshots", "--home", str(a_file)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="query text is empty"):
+        main(["--debug", "query", "", "--home", str(workspace.root)])
 
 
 def test_cli_query_json(sample_build, capsys):
