@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, LookupError, ValueError) as exc:
         if args.debug:
             raise
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
         return 2
 
 

@@ -76,7 +76,8 @@ def test_cli_errors_are_one_line_and_debug_shows_the_traceback(sample_build, tmp
     a_file = tmp_path / "home.txt"
     a_file.write_text("not a folder")
     assert main(["snapshots", "--home", str(a_file)]) == 2
-    assert "is a file, not a folder" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "is a file, not a folder" in error and error.count("\n") == 1, "one line, unwrapped"
     with pytest.raises(ValueError, match="query text is empty"):
         main(["--debug", "query", "", "--home", str(workspace.root)])
 
