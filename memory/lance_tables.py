@@ -117,6 +117,17 @@ def sync_table(
     return SyncResult(len(to_add), len(to_delete), table.version)
 
 
+def entity_id_vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], np.ndarray]:
+    """Entity ids (sorted) of table `name` and their `vector` column as one float32 matrix
+    (0 x 0 when the table is empty)."""
+    table = db.open_table(name).to_arrow().select(["entity_id", "vector"]).sort_by("entity_id")
+    ids = table.column("entity_id").to_pylist()
+    if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    flat = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
+    return ids, flat.reshape(len(ids), -1).copy()
+
+
 def replace_table(db: lancedb.DBConnection, name: str, desired: pa.Table, key: str) -> SyncResult:
     """Make table `name` (no vectors) hold exactly `desired`, in a new table version only
     when its rows differ (compared in `key` order), so that a re-run with the same rows

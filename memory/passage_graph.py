@@ -146,17 +146,12 @@ def _build(
 
 
 def _next_turns(rows: list[dict], position: dict[str, int]) -> sp.csr_matrix:
-    pairs = [
-        (i, position[r["next_segment_id"]])
+    edges = [
+        (i, position[r["next_segment_id"]], NEXT_TURN_WEIGHT)
         for i, r in enumerate(rows)
         if r.get("next_segment_id") in position
     ]
-    n = len(rows)
-    if not pairs:
-        return sp.csr_matrix((n, n))
-    a, b = np.array(pairs).T
-    weights = np.full(2 * len(pairs), NEXT_TURN_WEIGHT)
-    return sp.csr_matrix((weights, (np.r_[a, b], np.r_[b, a])), shape=(n, n))
+    return _symmetric(edges, len(rows))
 
 
 def _entity_links(
@@ -168,26 +163,23 @@ def _entity_links(
     """Entity – entity edges of the snapshot's untyped links (none where it pins no
     `links` table, a snapshot built before they existed)."""
     n = len(position)
-    if "links" not in view.snapshot.lance_versions:
+    walked = {kind for kind, weight in kind_weights.items() if weight > 0}
+    if not walked or "links" not in view.snapshot.lance_versions:
+        return sp.csr_matrix((n, n))  # nothing to walk: the table is not read
+    edges = []
+    for r in view.table("links").to_arrow().to_pylist():
+        a, b = position.get(r["head_id"]), position.get(r["tail_id"])
+        if r["kind"] in walked and a is not None and b is not None:
+            weight = r["weight"] * kind_weights[r["kind"]] * min(specificity[a], specificity[b])
+            edges.append((a, b, weight))
+    return _symmetric(edges, n)
+
+
+def _symmetric(edges: list[tuple[int, int, float]], n: int) -> sp.csr_matrix:
+    """The n x n matrix of undirected `edges` (a, b, weight), both directions set."""
+    if not edges:
         return sp.csr_matrix((n, n))
-    rows = view.table("links").to_arrow().to_pylist()
-    ends = [
-        (
-            position.get(r["head_id"]),
-            position.get(r["tail_id"]),
-            r["weight"] * kind_weights[r["kind"]],
-        )
-        for r in rows
-        if kind_weights.get(r["kind"], 0.0) > 0
-    ]
-    kept = [
-        (a, b, w * min(specificity[a], specificity[b]))
-        for a, b, w in ends
-        if a is not None and b is not None
-    ]
-    if not kept:
-        return sp.csr_matrix((n, n))
-    a, b, w = (np.array(column) for column in zip(*kept, strict=True))
+    a, b, w = (np.array(column) for column in zip(*edges, strict=True))
     return sp.csr_matrix((np.r_[w, w], (np.r_[a, b], np.r_[b, a])), shape=(n, n))
 
 

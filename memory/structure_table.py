@@ -16,6 +16,7 @@ from typing import Any
 import lancedb
 import numpy as np
 
+from memory.lance_tables import entity_id_vectors
 from transforms.rgcn import RGCNConfig
 from transforms.structural_bank import (
     HASH_COLUMN,
@@ -42,24 +43,15 @@ def entity_vectors(
     """Entity ids (sorted) of the entities table `name` and their text vectors (KGERMAR's
     e_text): the context embedding from table `contexts` where the entity has one, else
     its description embedding (an entity known only from an LLM triplet or a speaker)."""
-    ids, vectors = _vectors(db, name)
+    ids, vectors = entity_id_vectors(db, name)
     if contexts is None or not ids or _open(db, contexts) is None:
         return ids, vectors
-    context_ids, context_vectors = _vectors(db, contexts)
+    context_ids, context_vectors = entity_id_vectors(db, contexts)
     row = {e: i for i, e in enumerate(context_ids)}
     for i, entity in enumerate(ids):
         if entity in row:
             vectors[i] = context_vectors[row[entity]]
     return ids, vectors
-
-
-def _vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], np.ndarray]:
-    table = db.open_table(name).to_arrow().select(["entity_id", "vector"]).sort_by("entity_id")
-    ids = table.column("entity_id").to_pylist()
-    if not ids:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    flat = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
-    return ids, flat.reshape(len(ids), -1).copy()
 
 
 def sync_structure(

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
-from memory.lance_tables import replace_table
+from memory.lance_tables import entity_id_vectors, replace_table
 from memory.workspace import lance_table_name
 from schemas.tables import LANCE_ENTITY_LINKS, VECTOR
 from transforms.entity_links import (
@@ -65,9 +65,10 @@ def run(
         (r["head_entity_id"], r["tail_entity_id"]) for r in rows(TYPED_PAIRS_SQL, [collection])
     ]
     links = cooccurrence_links(rows(MENTIONS_SQL, [collection]), entity_of, typed)
-    ids, vectors = _name_vectors(db, lance_table_name(collection, "names"))
+    names = lance_table_name(collection, "names")
+    ids, vectors = entity_id_vectors(db, names)
     if ids:
-        links += synonym_links(_neighbours(db, lance_table_name(collection, "names"), ids, vectors))
+        links += synonym_links(_neighbours(db, names, ids, vectors))
     sync = replace_table(
         db,
         lance_table_name(collection, "links"),
@@ -75,18 +76,6 @@ def run(
         "link_id",
     )
     return EntityLinksOutcome(dict(link_counts(links)), len(ids), sync.added, sync.version)
-
-
-def _name_vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], np.ndarray]:
-    try:
-        rows = db.open_table(name).to_arrow().select(["entity_id", VECTOR])
-    except ValueError:  # LanceDB: "Table ... was not found" (no entities)
-        return [], np.zeros((0, 0), np.float32)
-    if rows.num_rows == 0:
-        return [], np.zeros((0, 0), np.float32)
-    return rows.column("entity_id").to_pylist(), np.stack(
-        rows.column(VECTOR).to_numpy(zero_copy_only=False)
-    )
 
 
 def _neighbours(
