@@ -384,7 +384,7 @@ def run(
         documents=documents,
         conversations=default_conversations(documents),
         seed=seed,
-        llm_backend=str(settings.llm_backend or os.environ.get("KGMEM_LLM_BACKEND", "default")),
+        llm_backend=str(settings.llm_backend or os.environ.get("KGMEM_LLM_BACKEND", "none")),
         segments=segments,
         counts=counts,
         full=full,

@@ -41,7 +41,7 @@ from benchmarks import synthetic_memory
 from benchmarks.process_memory import current_rss_mib, own_peak_rss_mib
 from memory.memory import Memory
 from memory.snapshots import list_snapshots
-from memory.strategies import STRATEGIES
+from memory.strategies.registry import STRATEGIES
 from memory.workspace import Workspace
 from transforms.embedding import encode
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import lancedb
 
 from schemas.warehouse import DDL
 from transforms.duckdb_connect import connect_waiting
 from transforms.workspace_home import DEFAULT_HOME, HOME_ENV, default_home
+
+if TYPE_CHECKING:
+    import lancedb
 
 __all__ = [
     "DEFAULT_HOME",
@@ -88,6 +91,8 @@ class Workspace:
         return con
 
     def lance(self) -> lancedb.DBConnection:
+        import lancedb  # imported on use: the CLI's light commands never load it
+
         self.lance_path.mkdir(parents=True, exist_ok=True)
         return lancedb.connect(str(self.lance_path))
 

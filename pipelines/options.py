@@ -27,14 +27,13 @@ from typing import TypeVar
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from pipelines.runner_modes import DEFAULT_RUNNER, DIRECT_RUNNING_MODES
 from transforms.hf_ner import DEFAULT_HF_NER_MODEL, DEVICES, HF_BACKEND
 from transforms.ner import SPACY_BACKEND
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
-DEFAULT_RUNNER = "DirectRunner"
 DIRECT_RUNNER_IMPL = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
 """What `DirectRunner` resolves to: the Python direct runner, which honours the mode."""
-DIRECT_RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
 NER_BACKENDS = (SPACY_BACKEND, HF_BACKEND)
 _DEFAULT_NER_MODELS = {SPACY_BACKEND: DEFAULT_SPACY_MODEL, HF_BACKEND: DEFAULT_HF_NER_MODEL}
 

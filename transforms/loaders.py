@@ -16,11 +16,28 @@ line); its turns, with offsets into that transcript, travel in `turns_json` so t
 segmenter can cut turns and sessions. Ids are content hashes of the document's text and
 turns, so an unchanged file keeps its ids. Anything unreadable goes to quarantine with the
 file, the record and the reason; the rest of the collection still loads.
+
+Fault isolation and limits (each with its own quarantine reason):
+- any error while loading one file, whatever its kind, quarantines that file and only it;
+- a file over `MAX_FILE_BYTES` (16 MiB; `$KGMEM_MAX_FILE_MB` changes it) is not read;
+- JSON nested too deeply for the parser (about 1,000 levels) is quarantined;
+- a text or Markdown document over `MAX_DOCUMENT_CHARS` is split at paragraph breaks into
+  parts of at most that size (record `part N of M`), which bounds the segments of one
+  document; a JSON Lines record or passage over it is quarantined (its format has no
+  place to split);
+- a symlink is followed to a file; one that loops, dangles or names a folder is
+  quarantined, as is anything that is not a regular file (a FIFO, a socket).
+
+Counts add up per unit: records read (files; JSON Lines lines; passages; conversations)
+= documents out + records quarantined, and the turns of conversations are counted apart:
+turns read = turns kept + turns quarantined, where a session that is not an object with a
+list of turns counts as one quarantined turn (its turns cannot be told apart).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +50,22 @@ from transforms.timeparse import parse_time
 
 STAGE = "raw_documents"
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json")
+MAX_FILE_MB_ENV = "KGMEM_MAX_FILE_MB"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Files larger than this are quarantined unread (default; `$KGMEM_MAX_FILE_MB` sets it)."""
+MAX_DOCUMENT_CHARS = 1_000_000
+"""Text and Markdown documents longer than this are split into parts of at most this size."""
+
+
+def max_file_bytes() -> int:
+    """The file size limit in force: `$KGMEM_MAX_FILE_MB` MiB when set, else the default."""
+    configured = os.environ.get(MAX_FILE_MB_ENV)
+    if not configured:
+        return MAX_FILE_BYTES
+    try:
+        return int(float(configured) * 1024 * 1024)
+    except ValueError as exc:
+        raise ValueError(f"{MAX_FILE_MB_ENV}={configured!r} is not a number") from exc
 
 
 @dataclass
@@ -42,11 +75,20 @@ class LoadResult:
     documents: list[dict[str, Any]] = field(default_factory=list)
     quarantined: list[QuarantineRecord] = field(default_factory=list)
     records_read: int = 0
+    turns_read: int = 0
+    turns_quarantined: int = 0
 
     def extend(self, other: LoadResult) -> None:
         self.documents.extend(other.documents)
         self.quarantined.extend(other.quarantined)
         self.records_read += other.records_read
+        self.turns_read += other.turns_read
+        self.turns_quarantined += other.turns_quarantined
+
+    @property
+    def records_quarantined(self) -> int:
+        """Quarantined records (files, lines, passages, conversations), turns not counted."""
+        return len(self.quarantined) - self.turns_quarantined
 
 
 class RecordError(ValueError):
@@ -54,14 +96,40 @@ class RecordError(ValueError):
 
 
 def iter_input_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
-    """Every file under `inputs` (files or folders), sorted, skipping hidden files."""
+    """Every entry under `inputs` (files or folders) that is not a folder, sorted, skipping
+    hidden ones: files, and also symlinks (to anything, looping or dangling) and special
+    files, so that the loader quarantines what it cannot read instead of missing it.
+    Folders are walked without following links."""
     for root in map(Path, inputs):
         if not root.exists():
             raise FileNotFoundError(f"input path {root} does not exist")
-        candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for path in candidates:
+        if not root.is_dir():
+            yield root
+            continue
+        found = []
+        for folder, folders, files in os.walk(root):
+            here = Path(folder)
+            linked = [name for name in folders if (here / name).is_symlink()]
+            folders[:] = sorted(name for name in folders if name not in linked)
+            found.extend(here / name for name in [*files, *linked])
+        for path in sorted(found):
             if not any(part.startswith(".") for part in path.relative_to(root.parent).parts):
                 yield path
+
+
+def entry_problem(path: Path) -> str | None:
+    """Why the input entry `path` cannot be read as a file (a looping, dangling or
+    folder symlink, or not a regular file), or None when it can."""
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return "symlink that loops or points to nothing"
+        if target.is_dir():
+            return f"symlink to the folder {target}; links to folders are not followed"
+    if not path.is_file():
+        return "not a regular file"
+    return None
 
 
 def load_inputs(collection: str, inputs: Iterable[str | Path]) -> LoadResult:
@@ -86,37 +154,73 @@ def _without_duplicates(result: LoadResult) -> LoadResult:
 
 
 def load_file(collection: str, path: Path) -> LoadResult:
-    """Load one file; unreadable files or records are quarantined, never raised."""
-    result = LoadResult()
+    """Load one file; unreadable files or records are quarantined, never raised. Any error
+    while loading the file (a JSON shape no loader expected, say) quarantines the whole
+    file with its type and message, and nothing of it is kept. A bad `$KGMEM_MAX_FILE_MB`
+    is a configuration error and raises."""
+    limit = max_file_bytes()
+    try:
+        return _load_file(collection, path, limit)
+    except Exception as exc:  # fault isolation: one bad file never fails the collection
+        reason = f"cannot load file: {type(exc).__name__}: {exc}"
+        return LoadResult(quarantined=[_quarantine(path, "file", reason)], records_read=1)
+
+
+def _file_rejected(path: Path, reason: str, raw: str = "") -> LoadResult:
+    return LoadResult(quarantined=[_quarantine(path, "file", reason, raw)], records_read=1)
+
+
+def _load_file(collection: str, path: Path, limit: int) -> LoadResult:
+    problem = entry_problem(path)
+    if problem:
+        return _file_rejected(path, problem)
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        result.records_read = 1
-        result.quarantined.append(
-            _quarantine(
-                path,
-                "file",
-                f"unsupported file type {suffix or '(none)'}; "
-                f"expected one of {', '.join(SUPPORTED_SUFFIXES)}",
-            )
+        return _file_rejected(
+            path,
+            f"unsupported file type {suffix or '(none)'}; "
+            f"expected one of {', '.join(SUPPORTED_SUFFIXES)}",
         )
-        return result
+    size = path.stat().st_size
+    if size > limit:
+        return _file_rejected(
+            path,
+            f"file is {size:,} bytes, over the {limit:,}-byte limit (${MAX_FILE_MB_ENV} raises it)",
+        )
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        result.records_read = 1
-        result.quarantined.append(_quarantine(path, "file", f"cannot read file: {exc}"))
-        return result
+        return _file_rejected(path, f"cannot read file: {exc}")
     if suffix == ".jsonl":
         return _load_jsonl(collection, path, raw)
-    result.records_read = 1
+    if suffix == ".json":
+        return _load_json(collection, path, raw)
+    result = LoadResult(records_read=1)
     try:
-        if suffix == ".json":
-            return _load_json(collection, path, raw)
         title, doc_time, body = _split_markdown(raw) if suffix == ".md" else _split_text(raw)
-        result.documents.append(_document(collection, path, "file", title, body, doc_time))
+        parts = split_long_text(body, MAX_DOCUMENT_CHARS)
+        result.records_read = len(parts)  # each part is a record of its own
+        for number, part in enumerate(parts, 1):
+            ref, name = "file", title
+            if len(parts) > 1:
+                ref, name = f"part {number} of {len(parts)}", f"{title} (part {number})"
+            result.documents.append(_document(collection, path, ref, name, part, doc_time))
     except RecordError as exc:
-        result.quarantined.append(_quarantine(path, "file", str(exc), raw))
+        return _file_rejected(path, str(exc), raw)
     return result
+
+
+def split_long_text(text: str, limit: int) -> list[str]:
+    """`text` cut into consecutive parts of at most `limit` characters, at the last
+    paragraph break (else line break, else space) before each cut; one part when short."""
+    parts = []
+    while len(text) > limit:
+        window = text[:limit]
+        cut = max(window.rfind("\n\n"), 0) or max(window.rfind("\n"), 0) or window.rfind(" ")
+        cut = cut if cut > limit // 2 else limit
+        parts.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    return [*parts, text]
 
 
 def _quarantine(path: Path, record_ref: str, reason: str, raw: str = "") -> QuarantineRecord:
@@ -190,6 +294,7 @@ def _load_jsonl(collection: str, path: Path, raw: str) -> LoadResult:
             text = record.get("text")
             if not isinstance(text, str):
                 raise RecordError("missing string field 'text'")
+            _check_length(text)
             doc_time = _optional_time(record.get("date") or record.get("timestamp"))
             title = str(record.get("title") or record.get("id") or _split_text(text)[0])
             result.documents.append(_document(collection, path, ref, title, text, doc_time))
@@ -251,11 +356,17 @@ def _load_passages(collection: str, path: Path, passages: list[dict[str, Any]]) 
         try:
             if not isinstance(title, str) or not isinstance(text, str) or not text.strip():
                 raise RecordError("passage needs a string title and a non-empty string text")
+            _check_length(text)
             result.documents.append(passage_document(collection, path, index, title, text))
         except RecordError as exc:
             raw = json.dumps(passage, ensure_ascii=False, default=str)
             result.quarantined.append(_quarantine(path, f"passage {index}", str(exc), raw))
     return result
+
+
+def _check_length(text: str) -> None:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise RecordError(f"text of {len(text):,} characters, over {MAX_DOCUMENT_CHARS:,}")
 
 
 def _parse_json(text: str) -> Any:
@@ -264,6 +375,8 @@ def _parse_json(text: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise RecordError(f"invalid JSON: {exc.msg} at {where}") from exc
+    except RecursionError as exc:
+        raise RecordError("JSON nested too deeply to parse (over about 1,000 levels)") from exc
 
 
 def _optional_time(value: object) -> datetime | None:
@@ -320,8 +433,28 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
     offset = 0
     turns: list[dict[str, Any]] = []
     for s_index, session in enumerate(sessions, 1):
+        session_turns = session.get("turns") if isinstance(session, dict) else None
+        if not isinstance(session_turns, list):
+            result.quarantined.append(
+                _quarantine(
+                    path,
+                    f"conversation {conversation_id} session {s_index}",
+                    "session is not an object with a list of turns",
+                    json.dumps(session, default=str)[:2000],
+                )
+            )
+            result.turns_quarantined += 1
+            result.turns_read += 1
+            continue
         session_id = str(session.get("session_id") or f"S{s_index}")
-        for t_index, turn in enumerate(session.get("turns") or [], 1):
+        for t_index, turn in enumerate(session_turns, 1):
+            result.turns_read += 1
+            if not isinstance(turn, dict):
+                ref = f"conversation {conversation_id} turn {session_id}:{t_index}"
+                raw = json.dumps(turn, default=str)[:2000]
+                result.quarantined.append(_quarantine(path, ref, "turn is not an object", raw))
+                result.turns_quarantined += 1
+                continue
             turn_id = str(turn.get("turn_id") or f"{session_id}:{t_index}")
             ref = f"conversation {conversation_id} turn {turn_id}"
             try:
@@ -337,6 +470,7 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
                 result.quarantined.append(
                     _quarantine(path, ref, str(exc), json.dumps(turn, default=str))
                 )
+                result.turns_quarantined += 1
                 continue
             prefix = f"{speaker}: "
             start = offset + len(prefix)

@@ -31,8 +31,11 @@ def file_fingerprints(inputs: Iterable[str | Path]) -> list[tuple[str, int, int]
     """(absolute path, size, mtime_ns) of every file a build of `inputs` would read, sorted."""
     rows = []
     for path in iter_input_files(inputs):
-        stat = path.stat()
-        rows.append((str(path.resolve()), stat.st_size, stat.st_mtime_ns))
+        try:
+            stat, where = path.stat(), path.resolve()
+        except (OSError, RuntimeError):  # a looping or dangling link: the link itself
+            stat, where = path.lstat(), path.absolute()
+        rows.append((str(where), stat.st_size, stat.st_mtime_ns))
     return sorted(rows)
 
 

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from dagster_project.automation.days import select_days
     from dagster_project.automation.fingerprints import registered_collections
-    from dagster_project.resources import PipelineSettings, WarehouseResource
+    from dagster_project.resources import WarehouseResource
+    from dagster_project.resources.settings_file import load_settings
 
     workspace = Workspace.at(args.home)
     if args.collections:
@@ -76,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
     outcomes = run_backfill(
         collections,
         workspace,
-        PipelineSettings(**({"llm_backend": args.llm_backend} if args.llm_backend else {})),
+        load_settings(
+            workspace.root, {"llm_backend": args.llm_backend} if args.llm_backend else {}
+        ),
         max_concurrent=args.max_concurrent,
         llm_slots=args.llm_slots,
         force=args.force,

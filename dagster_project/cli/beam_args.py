@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pipelines.options import DIRECT_RUNNING_MODES
+from pipelines.runner_modes import DIRECT_RUNNING_MODES
 
 
 def add_beam_arguments(parser: argparse.ArgumentParser) -> None:

@@ -44,7 +44,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dagster_project.resources import PipelineSettings
+    from dagster_project.resources.settings_file import load_settings
 
     overrides = {
         "chunk_tokens": args.chunk_tokens,
@@ -56,12 +56,18 @@ def run(args: argparse.Namespace) -> int:
         "llm_backend": "none" if args.no_llm else args.llm,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    settings = PipelineSettings(**overrides, **beam_overrides(args))
     workspace = Workspace.at(args.home)
+    settings = load_settings(workspace.root, {**overrides, **beam_overrides(args)})
     summaries = build_with_progress(args.collection, args.input, workspace, settings)
     if summaries is None:
         return 1
     out.print(summary_table(summaries))
+    loaded = next((s.metadata for s in summaries if s.stage == "raw_documents"), {})
+    if loaded.get("turns_in"):
+        out.print(
+            f"conversation turns: {loaded['turns_in']} in, {loaded['turns_out']} kept, "
+            f"{loaded['turns_quarantined']} quarantined"
+        )
     llm = next((s.metadata for s in summaries if s.stage == "llm_triplets"), {})
     if "llm_calls" in llm:
         tokens = llm["prompt_tokens"] + llm["completion_tokens"]

@@ -22,17 +22,17 @@ question's reference time.
 `retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
 `--collection`; LoCoMo's conversations, MuSiQue's passage corpus, default the files under
 ../shared/data), registers the benchmark, and the `retrieval_evaluation` and
-`retrieval_comparison` assets score every chosen strategy on the new snapshot and print
-the side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo turn- and
-session-level recall@3/5/10). The build runs without the LLM triplet stage by default
-(PipelineSettings(llm_backend="none")), so a benchmark builds in minutes; `--llm` keeps
-the configured LLM stage. An unchanged corpus reuses its snapshot. `--misses FILE` writes,
-for each gold passage (MuSiQue: outside the first 5; LoCoMo turns: outside the first 10)
-a strategy missed, its rank under every strategy and the seeds, flat ranking and paths
-that the strategy used: the place to start when a strategy trails. `--reranker MODEL`
-(any cross-encoder id or path) adds reranked variants: `NAME+rerank` in `--strategies`,
-or `hipporag_ppr+rerank` when none is named; the first `--rerank-depth` passages (20)
-are put in the model's order.
+`retrieval_comparison` assets score every chosen strategy on the new snapshot and print the
+side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo turn- and session-level
+recall@3/5/10). The build runs without the LLM triplet stage by default (llm_backend
+"none"), so a benchmark builds in minutes; `--llm` keeps the LLM stage configured in
+`<home>/kgmem.toml` or `$KGMEM_LLM_BACKEND`. An unchanged corpus reuses its snapshot.
+`--misses FILE` writes, for each gold passage (MuSiQue: outside the first 5; LoCoMo turns:
+outside the first 10) a strategy missed, its rank under every strategy and the seeds, flat
+ranking and paths that the strategy used: the place to start when a strategy trails.
+`--reranker MODEL` (any cross-encoder id or path) adds reranked variants: `NAME+rerank` in
+`--strategies`, or `hipporag_ppr+rerank` when none is named; the first `--rerank-depth`
+passages (20) are put in the model's order.
 """
 
 from __future__ import annotations
@@ -249,7 +249,8 @@ def _temporal(args: argparse.Namespace) -> int:
 
 
 def _retrieval(args: argparse.Namespace) -> int:
-    from dagster_project.resources import PipelineSettings, WarehouseResource
+    from dagster_project.resources import WarehouseResource
+    from dagster_project.resources.settings_file import load_settings
     from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, split_variant
     from memory.reranker import RERANK_DEPTH
     from memory.snapshots import list_snapshots
@@ -290,7 +291,7 @@ def _retrieval(args: argparse.Namespace) -> int:
     WarehouseResource(root=str(workspace.root)).register_benchmark(
         collection, args.benchmark, str(dataset.resolve()), options
     )
-    settings = PipelineSettings() if args.llm else PipelineSettings(llm_backend="none")
+    settings = load_settings(workspace.root, {} if args.llm else {"llm_backend": "none"})
     if build_with_progress(collection, [str(corpus)], workspace, settings) is None:
         return 1
     con = workspace.connect(read_only=True)

@@ -97,8 +97,9 @@ class PipelineSettings(dg.ConfigurableResource):
     )
     llm_backend: str | None = Field(
         None,
-        description="llama_cpp (packaged Gemma-3-270M, the offline default), openai (any "
-        "OpenAI-compatible endpoint), transformers, or none; unset: $KGMEM_LLM_BACKEND",
+        description="llama_cpp (packaged Gemma-3-270M), openai (any OpenAI-compatible "
+        "endpoint), transformers, or none; unset: $KGMEM_LLM_BACKEND, else none (the stage "
+        "is opt-in: the packaged 270M model keeps no triplet on the sample)",
     )
     llm_model: str | None = Field(None, description="GGUF path, served model name or HF id")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible base URL")
@@ -170,11 +171,16 @@ class PipelineSettings(dg.ConfigurableResource):
 
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
         """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless
-        configured otherwise), None when `llm_backend` is "none"."""
-        if self.llm_backend == "none":
+        configured otherwise), None when the backend is "none".
+
+        The stage is opt-in: with `llm_backend` unset and no `$KGMEM_LLM_BACKEND` it does not
+        run, because the only offline model, Gemma-3-270M, spends minutes on the sample and
+        keeps no valid triplet (issue 14's measurement; README, "The LLM stage")."""
+        backend = self.llm_backend or os.environ.get("KGMEM_LLM_BACKEND") or "none"
+        if backend == "none":
             return None
         llm = LLMConfig(
-            backend=self.llm_backend,
+            backend=backend,
             model=self.llm_model,
             base_url=self.llm_base_url,
             n_threads=self.llm_threads,

@@ -11,7 +11,7 @@ from benchmarks import retrieval_latency, synthetic_memory
 from benchmarks.retrieval_latency import StrategyLatency, parse_sizes, with_ratios
 from dagster_project.cli import main
 from memory import Memory
-from memory.strategies import STRATEGIES
+from memory.strategies.registry import STRATEGIES
 from memory.workspace import Workspace, lance_table_name
 
 FACTS = 2_000

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from dagster_project.definitions import defs
-from memory.strategies import STRATEGIES
+from memory.strategies.registry import STRATEGIES
 
 STAGES = [
     "raw_documents",

@@ -1,7 +1,10 @@
 """Loaders: every input format, content-hash ids, and quarantine of bad records."""
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from transforms.loaders import load_file, load_inputs
 
@@ -102,3 +105,92 @@ def test_unsupported_and_duplicate_files(tmp_path: Path):
     assert len(result.documents) == 1
     assert reasons == ["duplicate", "unsupported file type .pdf"]
     assert result.records_read == 3
+
+
+def _counts_add_up(result) -> None:
+    assert result.records_read == len(result.documents) + result.records_quarantined
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"sessions": ["not a dict"]}', "session is not an object"),
+        ('{"sessions": [{"turns": ["a turn as text"]}]}', "turn is not an object"),
+        ('{"turns": 5}', "session is not an object"),
+        ("[" * 50_000 + "]" * 50_000, "nested too deeply"),
+        ('[{"conversation": 3}]', "cannot load file: "),
+    ],
+)
+def test_bad_json_shapes_quarantine_the_file_or_record_and_never_raise(tmp_path, content, reason):
+    (tmp_path / "bad.json").write_text(content)
+    (tmp_path / "good.txt").write_text("Acme is in Leeds.")
+    result = load_inputs("c", [tmp_path])
+    assert [d["title"] for d in result.documents] == ["Acme is in Leeds."]
+    assert any(reason in q.reason for q in result.quarantined), result.quarantined
+    assert all(q.source_file.endswith("bad.json") for q in result.quarantined)
+    _counts_add_up(result)
+    assert result.turns_read >= result.turns_quarantined
+
+
+def test_turn_counts_are_separate_from_file_counts(tmp_path):
+    log = {
+        "sessions": [
+            {
+                "turns": [
+                    {"speaker": "A", "text": "Hi.", "timestamp": "2023-01-09T10:00:00Z"},
+                    {"speaker": "", "text": "lost", "timestamp": "2023-01-09T10:01:00Z"},
+                    "junk",
+                ]
+            }
+        ]
+    }
+    (tmp_path / "c.json").write_text(json.dumps(log))
+    result = load_file("c", tmp_path / "c.json")
+    assert (result.records_read, len(result.documents), result.records_quarantined) == (1, 1, 0)
+    assert (result.turns_read, result.turns_quarantined) == (3, 2)
+
+
+def test_file_over_the_size_limit_is_quarantined_unread(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGMEM_MAX_FILE_MB", "0.001")
+    (tmp_path / "big.txt").write_text("word " * 400)
+    result = load_file("c", tmp_path / "big.txt")
+    assert not result.documents
+    assert "over the 1,048-byte limit" in result.quarantined[0].reason
+    monkeypatch.setenv("KGMEM_MAX_FILE_MB", "lots")
+    with pytest.raises(ValueError, match="KGMEM_MAX_FILE_MB"):
+        load_file("c", tmp_path / "big.txt").documents  # noqa: B018
+
+
+def test_long_text_is_split_into_parts_at_paragraph_breaks(tmp_path, monkeypatch):
+    monkeypatch.setattr("transforms.loaders.MAX_DOCUMENT_CHARS", 100)
+    paragraphs = [f"Paragraph {i} " + "x" * 40 for i in range(6)]
+    (tmp_path / "long.txt").write_text("\n\n".join(paragraphs))
+    result = load_file("c", tmp_path / "long.txt")
+    texts = [d["text"] for d in result.documents]
+    assert len(texts) > 1 and all(len(t) <= 100 for t in texts)
+    assert result.documents[0]["record_ref"] == f"part 1 of {len(texts)}"
+    assert "".join(texts).replace("\n", "") == "".join(paragraphs)
+    _counts_add_up(result)
+
+
+def test_symlinks_are_followed_to_files_and_quarantined_otherwise(tmp_path):
+    source = tmp_path / "in"
+    (source / "sub").mkdir(parents=True)
+    (source / "real.txt").write_text("Acme is in Leeds.")
+    (source / "alias.txt").symlink_to(source / "real.txt")
+    (source / "loop_a.txt").symlink_to(source / "loop_b.txt")
+    (source / "loop_b.txt").symlink_to(source / "loop_a.txt")
+    (source / "gone.txt").symlink_to(source / "missing.txt")
+    (source / "folder_link").symlink_to(source / "sub")
+    os.mkfifo(source / "pipe.txt")
+    result = load_inputs("c", [source])
+    reasons = {Path(q.source_file).name: q.reason for q in result.quarantined}
+    assert "loops or points to nothing" in reasons["loop_a.txt"]
+    assert "loops or points to nothing" in reasons["gone.txt"]
+    assert "links to folders are not followed" in reasons["folder_link"]
+    assert reasons["pipe.txt"] == "not a regular file"
+    assert reasons["real.txt"].startswith("duplicate of") or reasons["alias.txt"].startswith(
+        "duplicate of"
+    )
+    assert len(result.documents) == 1
+    _counts_add_up(result)

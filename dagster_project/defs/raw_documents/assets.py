@@ -25,14 +25,20 @@ def raw_documents(
     warehouse.replace_documents(
         "documents", collection, STAGE, [d["doc_id"] for d in new], new, known - current
     )
-    quarantined = warehouse.set_quarantine(collection, STAGE, loaded.quarantined)
-    context.log.info(f"{len(new)} new, {len(known - current)} removed, {quarantined} quarantined")
+    warehouse.set_quarantine(collection, STAGE, loaded.quarantined)
+    context.log.info(
+        f"{len(new)} new, {len(known - current)} removed, "
+        f"{loaded.records_quarantined} records and {loaded.turns_quarantined} turns quarantined"
+    )
     return stage_result(
         started=started,
         rows_in=loaded.records_read,
         rows_out=len(loaded.documents),
-        quarantined=quarantined,
+        quarantined=loaded.records_quarantined,
         skipped=not new and not (known - current),
         new_documents=len(new),
         removed_documents=len(known - current),
+        turns_in=loaded.turns_read,
+        turns_out=loaded.turns_read - loaded.turns_quarantined,
+        turns_quarantined=loaded.turns_quarantined,
     )

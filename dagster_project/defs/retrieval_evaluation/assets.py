@@ -24,7 +24,7 @@ from dagster_project.resources import WarehouseResource
 from memory import Memory
 from memory.evaluation import Reranking, misses, retrieval_scores, snapshot_segments
 from memory.reranker import RERANK_DEPTH
-from memory.strategies import STRATEGIES
+from memory.strategies.registry import STRATEGIES
 from transforms.evaluation.retrieval_metrics import regressions
 from transforms.evaluation.retrieval_questions import load_questions
 from transforms.evaluation.retrieval_report import (

@@ -1,0 +1,42 @@
+"""The CLI starts light: parsing arguments (`--help`, argument errors) loads no orchestrator,
+runner or model library, and `kgmem query` loads the query package without Dagster or Beam."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("dagster", "apache_beam", "torch", "transformers", "spacy", "lancedb")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = (
+        f"import sys\n{code}\nprint('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("loaded:"), done.stdout
+    return [m for m in last.removeprefix("loaded:").split(",") if m]
+
+
+def test_parsing_every_command_loads_no_heavy_library():
+    assert _loaded_after("from dagster_project.cli.app import parser\nparser()") == []
+
+
+def test_help_and_argument_errors_exit_before_any_heavy_import():
+    code = (
+        "from dagster_project.cli.app import main\n"
+        "for argv in (['--help'], ['query'], ['build', '--no-such-flag']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, 2), exc.code\n"
+    )
+    assert _loaded_after(code) == []
+
+
+def test_query_package_imports_without_orchestrator_or_runner():
+    loaded = _loaded_after("from memory import Memory\nMemory.open")
+    assert "dagster" not in loaded and "apache_beam" not in loaded
