@@ -8,8 +8,10 @@ stop at the first failing stage or blocking contract check.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,15 +45,47 @@ class StageSummary:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+INSTANCE_CONFIG: dict[str, Any] = {
+    "telemetry": {"enabled": False},
+    "concurrency": {"pools": {"granularity": "run"}},
+}
+"""What kgmem sets in an instance's dagster.yaml when the file does not set it.
+
+Pools are enforced per run (the UI's run queue holds back a run whose pool is full), not
+per step inside a run: Dagster's step-level claims on SQLite storage race across processes
+(a slot freed between another process's "any slot free?" check and its queueing leaves that
+step waiting forever), and in-process CLI builds and backfill workers bound their LLM
+stages with `automation.slots` instead."""
+
+
+def ensure_instance_config(path: Path) -> None:
+    """Add to the instance config at `path` each `INSTANCE_CONFIG` key it lacks."""
+    import yaml
+
+    current = (yaml.safe_load(path.read_text()) if path.exists() else None) or {}
+    missing = {k: v for k, v in INSTANCE_CONFIG.items() if k not in current}
+    if missing:
+        path.write_text(yaml.safe_dump({**current, **missing}, sort_keys=False))
+
+
 def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
-    """The workspace's Dagster instance (DAGSTER_HOME under it unless set), telemetry off."""
+    """The workspace's Dagster instance (DAGSTER_HOME under it unless set), telemetry off.
+
+    Opening an instance creates its SQLite storages on first use, and two processes doing
+    that at once race (`table secondary_indexes already exists`); so the instance is opened
+    and its storages created under an exclusive lock on `<DAGSTER_HOME>/.kgmem-init.lock`,
+    which concurrent builds into one fresh home take in turn."""
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(workspace.dagster_home)))
     home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n")
     os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
-    return dg.DagsterInstance.get()
+    with open(home / ".kgmem-init.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ensure_instance_config(home / "dagster.yaml")
+        instance = dg.DagsterInstance.get()
+        instance.get_runs(limit=1)  # creates the run, event log and schedule storages
+        instance.event_log_storage.get_concurrency_keys()
+        instance.get_dynamic_partitions(collections_partitions.name)
+    return instance
 
 
 def stage_order(defs: dg.Definitions) -> list[dg.AssetKey]:
@@ -73,13 +107,15 @@ def build_collection(
     defs: dg.Definitions,
     settings: PipelineSettings | None = None,
     on_stage: Callable[[str, StageSummary | None], None] = lambda stage, summary: None,
+    stage_guard: Callable[[dg.AssetKey], AbstractContextManager[object]] | None = None,
 ) -> list[StageSummary]:
     """Register `collection` with its `inputs` and materialise every stage for it.
 
     `on_stage(stage, None)` is called when a stage starts and `on_stage(stage, summary)`
-    when it ends. Raises BuildFailed naming the stage that failed. A completed build records
-    the fingerprint its inputs had when it started (what the nightly schedule and resumed
-    backfills compare with).
+    when it ends. Each stage runs inside `stage_guard(key)` when given (a backfill holds an
+    LLM slot around the stages of the "llm" pool). Raises BuildFailed naming the stage that
+    failed. A completed build records the fingerprint its inputs had when it started (what
+    the nightly schedule and resumed backfills compare with).
     """
     check_collection_name(collection)
     missing = [p for p in inputs if not Path(p).exists()]
@@ -96,16 +132,17 @@ def build_collection(
     for key in stage_order(defs):
         stage = key.to_user_string()
         on_stage(stage, None)
-        result = dg.materialize(
-            assets,
-            selection=[key],
-            partition_key=collection,
-            instance=instance,
-            resources=resources,
-            run_config=QUIET_LOGS,
-            raise_on_error=False,
-            tags={"kgmem/collection": collection},
-        )
+        with stage_guard(key) if stage_guard else nullcontext():
+            result = dg.materialize(
+                assets,
+                selection=[key],
+                partition_key=collection,
+                instance=instance,
+                resources=resources,
+                run_config=QUIET_LOGS,
+                raise_on_error=False,
+                tags={"kgmem/collection": collection},
+            )
         summary = _summary(stage, result)
         on_stage(stage, summary)
         summaries.append(summary)

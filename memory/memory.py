@@ -10,6 +10,7 @@ time, speaker, session, turn) and the facts it supports, as of the snapshot.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -92,13 +93,18 @@ class Memory:
         """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace."""
         workspace = Workspace.at(path)
         con = workspace.connect(read_only=True)
-        snapshots = list_snapshots(con, collection)
+        try:
+            snapshots = list_snapshots(con, collection)
+        finally:
+            con.close()
         chosen = _choose(snapshots, snapshot, collection, workspace)
-        return cls(SnapshotView(chosen, con, workspace.lance()))
+        connect = functools.partial(workspace.connect, read_only=True)
+        return cls(SnapshotView(chosen, connect, workspace.lance()))
 
     def close(self) -> None:
-        """Release the read-only warehouse connection (a writer in this process needs it)."""
-        self._view.con.close()
+        """Drop what the view cached (tables, graphs, vectors). An open `Memory` holds no
+        warehouse connection, so a build into the same workspace never waits for it."""
+        self._view.cache.clear()
 
     def __enter__(self) -> Memory:
         return self

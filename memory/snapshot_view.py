@@ -8,7 +8,8 @@ reference time, stable unless speculative) and cached per combination."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,13 +67,28 @@ class FactVectors:
 
 @dataclass
 class SnapshotView:
-    """Tables and facts of `snapshot`, read lazily and cached for the view's lifetime."""
+    """Tables and facts of `snapshot`, read lazily and cached for the view's lifetime.
+
+    The view holds no warehouse connection: each read opens a short read-only one
+    (`reading`) and closes it, so an open view (an agent's `Memory`) never holds the file
+    lock that a build writing into the same workspace waits for. Lance tables are read at
+    the versions the snapshot pinned, whatever a build writes meanwhile."""
 
     snapshot: Snapshot
-    con: duckdb.DuckDBPyConnection
+    connect: Callable[[], duckdb.DuckDBPyConnection]
+    """Opens a read-only connection to the workspace's warehouse."""
     db: lancedb.DBConnection
     cache: dict[str, Any] = field(default_factory=dict)
     """Structures that strategies derive from the view (e.g. the PPR graph), built once."""
+
+    @contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only warehouse connection for one read, closed after it."""
+        con = self.connect()
+        try:
+            yield con
+        finally:
+            con.close()
 
     def table(self, kind: str) -> lancedb.table.Table:
         """The LanceDB table of `kind` at the version the snapshot pinned."""
@@ -140,7 +156,8 @@ class SnapshotView:
             every = ("facts", query.valid_at, True)
             if every not in self.cache:
                 as_of = AsOf(valid_at=query.valid_at, known_at=self.snapshot.recorded_cutoff)
-                self.cache[every] = facts_as_of(self.con, self.snapshot.collection, as_of)
+                with self.reading() as con:
+                    self.cache[every] = facts_as_of(con, self.snapshot.collection, as_of)
             if not query.speculative:
                 self.cache[key] = [f for f in self.cache[every] if f["stable"]]
         return self.cache[key]

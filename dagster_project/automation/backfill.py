@@ -14,8 +14,11 @@ writing process at a time: every warehouse access is one short transaction on a 
 that waits for the file lock (`transforms.duckdb_connect`), so transactions of
 different partitions are serialized while their Beam and model work overlaps; a partition
 only ever writes its own collection's rows, LanceDB tables and Parquet folders. The LLM stage
-declares the Dagster pool "llm", whose limit (`llm_slots`, set on the instance unless one is
-configured) bounds how many LLM stages run at once across all workers.
+declares the Dagster pool "llm": its limit (`llm_slots`, set on the instance unless one is
+configured) bounds the LLM runs the UI's run queue launches at once, and in a backfill each
+worker holds one of `llm_slots` file-lock slots (`automation.slots`, under
+`<workspace>/locks/llm`) around the stages of that pool, so at most `llm_slots` LLM stages
+run at once across all workers.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -32,6 +36,7 @@ import dagster as dg
 
 from dagster_project.automation.days import day_collection, split_by_day
 from dagster_project.automation.fingerprints import inputs_fingerprint, last_built
+from dagster_project.automation.slots import held_slot
 from dagster_project.build import build_collection, prepare_instance
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -91,37 +96,47 @@ def run_backfill(
                 todo.append(name)
                 continue
         on_outcome(outcomes[name])
-    for outcome in _build_all(todo, str(workspace.root), settings, max_concurrent):
+    for outcome in _build_all(todo, str(workspace.root), settings, max_concurrent, llm_slots):
         outcomes[outcome.collection] = outcome
         on_outcome(outcome)
     return [outcomes[name] for name in dict.fromkeys(collections)]
 
 
 def _build_all(
-    todo: list[str], root: str, settings: PipelineSettings, max_concurrent: int
+    todo: list[str], root: str, settings: PipelineSettings, max_concurrent: int, llm_slots: int
 ) -> list[PartitionOutcome]:
     """Outcomes of building `todo`, in completion order."""
     config = settings.model_dump()
     if max_concurrent == 1 or len(todo) <= 1:
-        return [build_partition(name, root, config) for name in todo]
+        return [build_partition(name, root, config, llm_slots) for name in todo]
     context = multiprocessing.get_context("spawn")
     workers = min(max_concurrent, len(todo))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(build_partition, name, root, config) for name in todo]
+        futures = [pool.submit(build_partition, name, root, config, llm_slots) for name in todo]
         return [future.result() for future in as_completed(futures)]
 
 
-def build_partition(collection: str, root: str, settings: dict[str, Any]) -> PartitionOutcome:
-    """Build one registered collection from its registered inputs (a worker's job). Any
-    error ends this partition as "failed" with its message; the other partitions go on."""
+def build_partition(
+    collection: str, root: str, settings: dict[str, Any], llm_slots: int = 1
+) -> PartitionOutcome:
+    """Build one registered collection from its registered inputs (a worker's job), its
+    stages of the "llm" pool each holding one of `llm_slots` slots. Any error ends this
+    partition as "failed" with its message; the other partitions go on."""
     from dagster_project.definitions import defs
 
     started = time.perf_counter()
     workspace = Workspace.at(root)
+    graph = defs.resolve_asset_graph()
+
+    def llm_slot(key: dg.AssetKey) -> AbstractContextManager[object]:
+        if LLM_POOL in graph.get(key).pools:
+            return held_slot(workspace.root / "locks" / LLM_POOL, llm_slots)
+        return nullcontext()
+
     try:
         inputs = WarehouseResource(root=root).inputs_of(collection)
         summaries = build_collection(
-            collection, inputs, workspace, defs, PipelineSettings(**settings)
+            collection, inputs, workspace, defs, PipelineSettings(**settings), stage_guard=llm_slot
         )
     except Exception as exc:  # a backfill reports each partition's failure and goes on
         return PartitionOutcome(collection, FAILED, time.perf_counter() - started, error=str(exc))

@@ -245,7 +245,9 @@ def _resolved_theses(
     """The snapshot's theses whose segment it holds and whose entities resolve, with the
     node positions of those entities."""
     kept, members = [], []
-    for thesis in read_theses(view.con, view.snapshot.collection):
+    with view.reading() as con:
+        theses = read_theses(con, view.snapshot.collection)
+    for thesis in theses:
         if thesis.segment_id not in graph.segment_position:
             continue
         nodes = {

@@ -197,9 +197,10 @@ def cache_path(view: SnapshotView, options: Mapping[str, Any]) -> FilePath:
     configured = options.get("llm_cache") or os.environ.get("KGMEM_LLM_CACHE")
     if configured:
         return FilePath(configured)
-    (warehouse,) = view.con.execute(
-        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-    ).fetchone()
+    with view.reading() as con:
+        (warehouse,) = con.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()
     return FilePath(warehouse).parent / "llm_cache.duckdb"
 
 

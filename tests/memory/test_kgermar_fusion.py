@@ -86,7 +86,7 @@ def test_snapshot_without_structure_uses_two_banks(graph_memory) -> None:
     view = graph_memory._view
     versions = {k: v for k, v in view.snapshot.lance_versions.items() if k != "structure"}
     older = SnapshotView(
-        dataclasses.replace(view.snapshot, lance_versions=versions), view.con, view.db
+        dataclasses.replace(view.snapshot, lance_versions=versions), view.connect, view.db
     )
     from memory.snapshot_view import QueryContext
     from memory.strategies.kgermar_fusion import kgermar_fusion

@@ -3,6 +3,7 @@ their unions, the LLM-thesis reader, and the six strategies on the sample snapsh
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from datetime import UTC, datetime
@@ -289,7 +290,10 @@ def test_llm_theses_become_hyperedges(graph_build, graph_memory, tmp_path):
     _add_thesis(con, "t1", segment["segment_id"], text, ["Priya Natarajan", "Harborview Office"])
     _add_thesis(con, "t2", "no-such-segment", "Dropped.", ["Priya Natarajan"])
     _add_thesis(con, "t3", segment["segment_id"], "Unresolved.", ["Nobody At All"])
-    thesis_view = SnapshotView(view.snapshot, con, view.db)
+    con.close()
+    thesis_view = SnapshotView(
+        view.snapshot, functools.partial(duckdb.connect, str(copy), read_only=True), view.db
+    )
     query = QueryContext("Where does Priya Natarajan have her desk?", 3)
     personal = personal_graph_of(thesis_view, query)
     (thesis,) = np.flatnonzero(personal.hypergraph.kinds == 1)

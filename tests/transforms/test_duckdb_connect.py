@@ -42,3 +42,14 @@ def test_gives_up_after_the_timeout(tmp_path):
         connect_waiting(path, timeout_s=0.3)
     proc.kill()
     proc.wait()
+
+
+def test_a_long_wait_is_announced_once_naming_the_holder(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("transforms.duckdb_connect.ANNOUNCE_AFTER_S", 0.2)
+    path = tmp_path / "w.duckdb"
+    proc = _holder(path, 1.5)
+    with caplog.at_level("WARNING", logger="kgmem.locks"):
+        connect_waiting(path, timeout_s=30).close()
+    proc.wait()
+    (record,) = caplog.records
+    assert str(path) in record.getMessage() and f"PID {proc.pid}" in record.getMessage()
