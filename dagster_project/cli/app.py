@@ -20,7 +20,7 @@ from dagster_project.cli import (
     train_cmd,
     ui_cmd,
 )
-from dagster_project.cli.common import console
+from dagster_project.cli.common import console, route_library_logs
 from memory.workspace import HOME_ENV, Workspace
 
 COMMANDS = (
@@ -49,6 +49,12 @@ def parser() -> argparse.ArgumentParser:
     root.add_argument(
         "--debug", action="store_true", help="show the traceback of an error, not one line"
     )
+    root.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show library log messages and warnings too (else only in <home>/logs/kgmem.log)",
+    )
     commands = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands).set_defaults(run=command.run)
@@ -60,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "home", None):
             os.environ[HOME_ENV] = str(usable_home(args.home))
+        route_library_logs(Workspace.at(args.home).root, args.verbose)
         return args.run(args)
     except (OSError, LookupError, ValueError) as exc:
         if args.debug:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from datetime import datetime
+from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 
@@ -30,3 +34,40 @@ def timestamp(value: str) -> datetime:
 
 def day(value: datetime | None) -> str | None:
     return value.date().isoformat() if value else None
+
+
+LOG_FILE = "logs/kgmem.log"
+"""Where the CLI writes library warnings, under the workspace."""
+
+
+class _LazyFileHandler(logging.FileHandler):
+    """A file handler that creates its file, and its folder, at the first record only, so a
+    command that logs nothing leaves no trace in the workspace."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+
+    def _open(self) -> TextIO:
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+
+def route_library_logs(home: Path, verbose: bool) -> Path:
+    """Send library log records and Python warnings to `<home>/logs/kgmem.log` instead of
+    the terminal (Beam's "apitools not found", Lance and Dagster warnings); with `verbose`
+    they also go to stderr. kgmem's own warnings (`kgmem.*`, e.g. a build waiting for a
+    locked file) always reach stderr. Returns the log file."""
+    path = home / LOG_FILE
+    root = logging.getLogger()
+    root.handlers[:] = [_LazyFileHandler(path)]
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    own = logging.getLogger("kgmem")
+    if verbose:
+        root.addHandler(logging.StreamHandler(sys.stderr))
+        own.handlers[:] = []
+    else:
+        own.handlers[:] = [logging.StreamHandler(sys.stderr)]
+    logging.captureWarnings(True)
+    os.environ.setdefault("LANCE_LOG", "error")  # Lance's Rust logger: errors only
+    return path

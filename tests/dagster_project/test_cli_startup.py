@@ -40,3 +40,23 @@ def test_help_and_argument_errors_exit_before_any_heavy_import():
 def test_query_package_imports_without_orchestrator_or_runner():
     loaded = _loaded_after("from memory import Memory\nMemory.open")
     assert "dagster" not in loaded and "apache_beam" not in loaded
+
+
+def _import_beam_after_routing(home, verbose: bool) -> subprocess.CompletedProcess:
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from dagster_project.cli.common import route_library_logs\n"
+        f"route_library_logs(Path(sys.argv[1]), {verbose})\n"
+        "import apache_beam.io.gcp.bigquery\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(home)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_library_warnings_go_to_the_log_file_and_to_stderr_only_when_verbose(tmp_path):
+    quiet = _import_beam_after_routing(tmp_path / "quiet", verbose=False)
+    assert quiet.returncode == 0 and "apitools" not in quiet.stderr
+    assert "apitools" in (tmp_path / "quiet" / "logs" / "kgmem.log").read_text()
+    loud = _import_beam_after_routing(tmp_path / "loud", verbose=True)
+    assert "apitools" in loud.stderr
