@@ -24,6 +24,7 @@ from memory.snapshots import Snapshot, list_snapshots
 from memory.strategies.base import Ranking
 from memory.strategies.registry import STRATEGIES
 from memory.workspace import Workspace
+from transforms.reported_speech import only_reported
 
 
 @dataclass
@@ -250,6 +251,7 @@ class Memory:
                 "valid_from": _iso(f["valid_from"]),
                 "valid_to": _iso(f["valid_to"]),
                 "stable": f["stable"],
+                "reported": only_reported(f["extractor"]),
                 "version_id": f["version_id"],
             }
             for f in self._view.facts_by_segment(context).get(segment_id, [])

@@ -47,6 +47,7 @@ from transforms.relation_registry import (
     CardinalityDecision,
     RelationRegistry,
 )
+from transforms.reported_speech import REPORTED_FACTOR, is_reported, reported_extractor
 
 STAGE = "fact_versions"
 CONFIDENCE_CAP = 0.9999
@@ -119,21 +120,33 @@ def to_assertions(
             rejected.append(_quarantine(cand, reason))
             continue
         relation, negated = registry.canonical(cand["relation"], bool(cand["negated"]))
+        confidence, extractor = float(cand["confidence"]), cand["extractor"]
+        if _reported(cand):
+            confidence, extractor = confidence * REPORTED_FACTOR, reported_extractor(extractor)
         assertions.append(
             Assertion(
                 head_id=entity_of.get(head) or entity_id(collection, head),
                 relation=relation,
                 tail_id=entity_of.get(tail) or entity_id(collection, tail),
                 time=cand.get("valid_from") or observed_at.get(cand["segment_id"]),
-                confidence=float(cand["confidence"]),
+                confidence=confidence,
                 negated=negated,
                 segment_id=cand["segment_id"],
-                extractor=cand["extractor"],
+                extractor=extractor,
                 until=cand.get("valid_to"),
                 doc_id=cand.get("doc_id", ""),
             )
         )
     return assertions, rejected
+
+
+def _reported(cand: Mapping[str, Any]) -> bool:
+    """Whether the candidate's words are reported speech in its segment (`segment_text`
+    with the span's offsets; a candidate without offsets, an LLM triplet, is not checked)."""
+    text, start, end = cand.get("segment_text"), cand.get("span_start"), cand.get("span_end")
+    return (
+        text is not None and start is not None and end is not None and is_reported(text, start, end)
+    )
 
 
 def _quarantine(cand: Mapping[str, Any], reason: str) -> QuarantineRecord:

@@ -74,9 +74,11 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"   {escape(hit.text)}", highlight=False)
         for fact in hit.facts:
             valid = f"{fact['valid_from'] or '?'} .. {fact['valid_to'] or 'now'}"
+            reported = "  [yellow]reported speech: somebody's words, not the source's[/yellow]"
             out.print(
                 f"   [green]fact[/green] {fact['head']} —{fact['relation']}→ {fact['tail']}"
                 f"  (conf {fact['confidence']:.2f}, valid {valid})"
+                + (reported if fact["reported"] else "")
             )
         for other in hit.evidence:
             out.print(

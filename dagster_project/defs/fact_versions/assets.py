@@ -32,13 +32,15 @@ from transforms.triple_weights import filter_candidates
 CANDIDATES_SQL = """
 SELECT c.candidate_id AS id, c.segment_id, c.doc_id, c.head_text, c.relation, c.tail_text,
        c.negated, c.confidence, c.extractor, NULL::TIMESTAMPTZ AS valid_from,
-       NULL::TIMESTAMPTZ AS valid_to, s.observed_at
+       NULL::TIMESTAMPTZ AS valid_to, s.observed_at, s.text AS segment_text,
+       least(c.head_start, c.tail_start) AS span_start, greatest(c.head_end, c.tail_end) AS span_end
 FROM relation_candidates c
 JOIN segments s ON s.collection = c.collection AND s.segment_id = c.segment_id
 WHERE c.collection = $collection
 UNION ALL
 SELECT t.triplet_id, t.segment_id, t.doc_id, t.head_text, t.relation, t.tail_text, false,
-       t.confidence, t.extractor, t.valid_from, t.valid_to, s.observed_at
+       t.confidence, t.extractor, t.valid_from, t.valid_to, s.observed_at, s.text,
+       NULL::INTEGER, NULL::INTEGER
 FROM llm_triplets t
 JOIN segments s ON s.collection = t.collection AND s.segment_id = t.segment_id
 WHERE $with_llm AND t.collection = $collection AND t.output_kind <> 'thesis'
@@ -46,7 +48,7 @@ WHERE $with_llm AND t.collection = $collection AND t.output_kind <> 'thesis'
 ORDER BY id
 """
 FINGERPRINT_SQL = """
-SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
+SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) || '/reported-v1' AS fp FROM (
     SELECT candidate_id AS id FROM relation_candidates WHERE collection = $collection
     UNION ALL SELECT triplet_id FROM llm_triplets WHERE $with_llm AND collection = $collection
     UNION ALL SELECT norm_key || '>' || entity_id FROM entity_same_as
