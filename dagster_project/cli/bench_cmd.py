@@ -5,6 +5,8 @@
                           [--strategies all|a,b] [--json-out FILE] [--home DIR]
     kgmem bench build [--documents 1000] [--sizes N1,N2] [--queries 50] [--llm]
                       [--json-out bench_build.json] [--home DIR]  (see cli/bench_build.py)
+    kgmem bench reliability [--input PATH ...] [--kill-stages all|a,b] [--threads 4]
+                            [--work DIR]  (see cli/bench_reliability.py)
 
 extraction: each backend runs in its Beam stage and alone on the same segments in this
 process; the ratio is the stage's throughput over the bare model's.
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from dagster_project.cli import bench_build
+from dagster_project.cli import bench_build, bench_reliability
 from dagster_project.cli.common import add_home, console, out
 
 if TYPE_CHECKING:
@@ -39,7 +41,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bench.add_argument("suite", choices=["extraction", "retrieval", "build"])
+    bench.add_argument("suite", choices=["extraction", "retrieval", "build", "reliability"])
     bench.add_argument("--segments", type=int, default=400, help="segments for NER and relations")
     bench.add_argument("--llm-segments", type=int, default=0, help="chunks for the LLM (0: skip)")
     bench.add_argument("--output", default="bench_extraction.json", help="JSON results file")
@@ -54,6 +56,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     retrieval.add_argument("--json-out", default="bench_retrieval.json", help="JSON results file")
     add_home(retrieval)
     bench_build.add_arguments(bench)
+    bench_reliability.add_arguments(bench)
     return bench
 
 
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         return run_retrieval(args)
     if args.suite == "build":
         return bench_build.run(args)
+    if args.suite == "reliability":
+        return bench_reliability.run(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)

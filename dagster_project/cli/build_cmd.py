@@ -91,6 +91,8 @@ def build_with_progress(
         def on_stage(stage: str, summary: StageSummary | None) -> None:
             if summary is None:
                 progress.update(task, description=f"{collection}: {stage}")
+                if not console.is_terminal:  # a log file or pipe gets one line per stage
+                    console.print(f"{collection}: {stage} started")
             else:
                 progress.advance(task)
 

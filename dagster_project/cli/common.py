@@ -69,5 +69,5 @@ def route_library_logs(home: Path, verbose: bool) -> Path:
     else:
         own.handlers[:] = [logging.StreamHandler(sys.stderr)]
     logging.captureWarnings(True)
-    os.environ.setdefault("LANCE_LOG", "error")  # Lance's Rust logger: errors only
+    os.environ.setdefault("LANCEDB_LOG", "error")  # LanceDB's Rust logger: errors only
     return path
