@@ -22,3 +22,9 @@ class QuarantineRecord:
     def as_row(self, collection: str) -> dict[str, str]:
         """Row for the quarantine table (the table adds `quarantined_at`)."""
         return {"collection": collection, **asdict(self), "raw": self.raw[:2000]}
+
+
+def quarantine_rate(kept: int, quarantined: int) -> float:
+    """Share of a stage's output records that were set aside (0 when it produced none)."""
+    total = kept + quarantined
+    return quarantined / total if total else 0.0

@@ -119,6 +119,11 @@ class PipelineSettings(dg.ConfigurableResource):
     llm_facts: bool = Field(
         False, description="fold LLM triplets into fact_versions beside the other extractors"
     )
+    max_quarantine_rate: float = Field(
+        0.5,
+        description="the LLM triplet stage fails its blocking check when more than this "
+        "share of its answers is quarantined",
+    )
     relation_classifier: str = Field(
         "probe",
         description="pair classifier: probe (trained in the workspace, used when present), "

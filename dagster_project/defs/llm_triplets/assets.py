@@ -6,6 +6,7 @@ import time
 import dagster as dg
 
 from dagster_project.defs.beam_stage import PendingDocuments, run_beam_stage
+from dagster_project.defs.quarantine_check import quarantine_rate_result, quarantine_rate_spec
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -65,6 +66,7 @@ CONTEXT_TURNS = 2
     kinds={"beam", "llm", "duckdb"},
     deps=["entity_mentions"],
     pool="llm",
+    check_specs=[quarantine_rate_spec(STAGE)],
 )
 def llm_triplets(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings
@@ -78,7 +80,14 @@ def llm_triplets(
     cfg = settings.llm_stage(str(cache_path))
     pending = PendingDocuments.of(warehouse, collection, STAGE, "entity_mentions")
     if cfg is None:
-        return stage_result(started=started, rows_in=0, rows_out=0, skipped=True, llm="none")
+        return stage_result(
+            started=started,
+            rows_in=0,
+            rows_out=0,
+            skipped=True,
+            check_results=[quarantine_rate_result(STAGE, 0, 0, settings.max_quarantine_rate)],
+            llm="none",
+        )
     params = {"collection": collection, "doc_ids": pending.todo, "context_turns": CONTEXT_TURNS}
     segments = warehouse.fetch(LLM_SEGMENTS_SQL, params).cast(LLM_SEGMENTS)
     output_prefix = warehouse.workspace.parquet_dir(collection, STAGE) / "output" / "part"
@@ -97,11 +106,15 @@ def llm_triplets(
     quarantined = warehouse.replace_document_quarantine(
         collection, STAGE, rejected.to_pylist(), [*pending.todo, *pending.stale]
     )
+    rate = quarantine_rate_result(
+        STAGE, triplets.num_rows, quarantined, settings.max_quarantine_rate
+    )
     return stage_result(
         started=started,
         rows_in=segments.num_rows,
         rows_out=triplets.num_rows,
         quarantined=quarantined,
+        check_results=[rate],
         skipped=not pending.todo and not pending.stale,
         llm_calls=stats.llm_calls,
         cache_hits=stats.cache_hits,
