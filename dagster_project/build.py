@@ -49,7 +49,8 @@ INSTANCE_CONFIG: dict[str, Any] = {
     "telemetry": {"enabled": False},
     "concurrency": {"pools": {"granularity": "run"}},
 }
-"""What kgmem sets in an instance's dagster.yaml when the file does not set it.
+"""What kgmem sets in its workspace instance's dagster.yaml (or a new one) when the file does
+not set it; a `$DAGSTER_HOME` of the user's own with a dagster.yaml is left as it is.
 
 Pools are enforced per run (the UI's run queue holds back a run whose pool is full), not
 per step inside a run: Dagster's step-level claims on SQLite storage race across processes
@@ -80,7 +81,8 @@ def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
     os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
     with open(home / ".kgmem-init.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        ensure_instance_config(home / "dagster.yaml")
+        if home == workspace.dagster_home or not (home / "dagster.yaml").exists():
+            ensure_instance_config(home / "dagster.yaml")  # never rewrite a user's own
         instance = dg.DagsterInstance.get()
         instance.get_runs(limit=1)  # creates the run, event log and schedule storages
         instance.event_log_storage.get_concurrency_keys()

@@ -21,8 +21,10 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A throwaway Dagster instance home for the whole session, and one LLM answer cache
     shared by every build of the session (the same session text is answered once)."""
+    from dagster_project.build import ensure_instance_config
+
     home = tmp_path_factory.mktemp("dagster_home")
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    ensure_instance_config(home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["KGMEM_LLM_CACHE"] = str(tmp_path_factory.mktemp("llm") / "llm_cache.duckdb")
     return home
