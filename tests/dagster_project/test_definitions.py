@@ -46,7 +46,10 @@ def test_contract_checks_are_blocking():
     contracts = {name: spec for name, spec in checks.items() if name.endswith("_contract")}
     assert set(contracts) == {"segments_contract", "fact_versions_contract"}
     assert all(spec.blocking for spec in contracts.values())
-    regression = {name: spec for name, spec in checks.items() if name not in contracts}
+    rates = {name: spec for name, spec in checks.items() if name.endswith("_quarantine_rate")}
+    assert set(rates) == {"llm_triplets_quarantine_rate"}
+    assert all(spec.blocking for spec in rates.values())
+    regression = {n: spec for n, spec in checks.items() if n not in contracts and n not in rates}
     assert set(regression) == {f"{s}_recall_regression" for s in STRATEGIES}
     assert not any(spec.blocking for spec in regression.values())
 
