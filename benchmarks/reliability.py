@@ -111,17 +111,22 @@ def run_build(home: Path, collection: str, inputs: Sequence[Path]) -> subprocess
     )
 
 
-def newest_hash(home: Path, collection: str) -> str | None:
-    """Content hash of `collection`'s newest snapshot in `home` (None without one)."""
+def _one_row(home: Path, sql: str, params: Sequence[object] = ()) -> tuple | None:
+    """The first row of a read-only query on `home`'s warehouse."""
     con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
     try:
-        row = con.execute(
-            "SELECT content_hash FROM snapshots WHERE collection = ? "
-            "ORDER BY created_at DESC LIMIT 1",
-            [collection],
-        ).fetchone()
+        return con.execute(sql, list(params)).fetchone()
     finally:
         con.close()
+
+
+def newest_hash(home: Path, collection: str) -> str | None:
+    """Content hash of `collection`'s newest snapshot in `home` (None without one)."""
+    row = _one_row(
+        home,
+        "SELECT content_hash FROM snapshots WHERE collection = ? ORDER BY created_at DESC LIMIT 1",
+        [collection],
+    )
     return row[0] if row else None
 
 
@@ -129,18 +134,15 @@ def build_records_lost(home: Path, collection: str, inputs: Sequence[Path]) -> i
     """Records the build of `inputs` lost: records the loader reads from them, less the
     documents and record-level quarantine rows the build stored."""
     read = load_inputs(collection, inputs).records_read
-    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    try:
-        (documents,) = con.execute(
-            "SELECT count(*) FROM documents WHERE collection = ?", [collection]
-        ).fetchone()
-        (quarantined,) = con.execute(
-            "SELECT count(*) FROM quarantine WHERE collection = ? AND stage = 'raw_documents' "
-            "AND record_ref NOT LIKE '% turn %' AND record_ref NOT LIKE '% session %'",
-            [collection],
-        ).fetchone()
-    finally:
-        con.close()
+    (documents,) = _one_row(
+        home, "SELECT count(*) FROM documents WHERE collection = ?", [collection]
+    )
+    (quarantined,) = _one_row(
+        home,
+        "SELECT count(*) FROM quarantine WHERE collection = ? AND stage = 'raw_documents' "
+        "AND record_ref NOT LIKE '% turn %' AND record_ref NOT LIKE '% session %'",
+        [collection],
+    )
     return read - int(documents) - int(quarantined)
 
 
@@ -198,15 +200,12 @@ def _kill_at(command: list[str], marker: str) -> bool:
 
 
 def _duplicate_versions(home: Path) -> int:
-    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    try:
-        row = con.execute(
-            "SELECT count(*) - count(DISTINCT (fact_id, recorded_from, operation)) "
-            "FROM fact_version_log"
-        ).fetchone()
-    finally:
-        con.close()
-    return int(row[0])
+    (duplicates,) = _one_row(
+        home,
+        "SELECT count(*) - count(DISTINCT (fact_id, recorded_from, operation)) "
+        "FROM fact_version_log",
+    )
+    return int(duplicates)
 
 
 def check_concurrent_queries(

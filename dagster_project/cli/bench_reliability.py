@@ -7,7 +7,8 @@
 bundled sample corpus, `sample_corpus/documents` and `sample_corpus/conversations`);
 `--kill-stages` the stages at whose start a build is killed (default: every stage);
 `--work` the folder the workspaces are made in (default: a new temporary folder, removed
-afterwards). The exit status is 1 when any check found a problem.
+afterwards); `--json-out` the results file (default bench_reliability.json). The exit
+status is 1 when any check found a problem.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.table import Table
 from dagster_project.cli.common import console, out
 
 DEFAULT_CORPUS = ("sample_corpus/documents", "sample_corpus/conversations")
+DEFAULT_JSON = "bench_reliability.json"
 QUERIES = (
     "Who is the CEO of Acme Corporation?",
     "Which city is Priya Natarajan's office in?",
@@ -61,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if not args.work:
             shutil.rmtree(work.parent, ignore_errors=True)
-    json_out = args.json_out if args.json_out != "bench_retrieval.json" else None
-    Path(json_out or "bench_reliability.json").write_text(json.dumps(report.as_dict(), indent=2))
+    shared_default = args.json_out == "bench_retrieval.json"  # --json-out not given
+    json_out = Path(DEFAULT_JSON if shared_default else args.json_out)
+    json_out.write_text(json.dumps(report.as_dict(), indent=2))
     table = Table(title="reliability")
     for column in ("check", "tried", "clean", "failed / lost"):
         table.add_column(column, justify="left" if column == "check" else "right")
