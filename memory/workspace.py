@@ -13,13 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-
-from schemas.warehouse import DDL
-from transforms.duckdb_connect import connect_waiting
 from transforms.workspace_home import DEFAULT_HOME, HOME_ENV, default_home
 
 if TYPE_CHECKING:
+    import duckdb
     import lancedb
 
 __all__ = [
@@ -76,7 +73,11 @@ class Workspace:
 
     def connect(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         """Open the warehouse (waiting while another process writes it); a writable
-        connection creates missing tables first."""
+        connection creates missing tables first. DuckDB and the table declarations are
+        imported on use, so that `kgmem --help` and argument errors load neither."""
+        from schemas.warehouse import DDL
+        from transforms.duckdb_connect import connect_waiting
+
         if read_only:
             if not self.warehouse_path.exists():
                 raise FileNotFoundError(

@@ -9,6 +9,10 @@ L2-normalised so that a dot product is the cosine similarity.
 Encoders that were trained with different inputs for queries and passages (e5's
 "query: " / "passage: " prefixes, or the prompts a sentence-transformers model declares)
 are told which one they embed through `role`; for MiniLM both roles are the same text.
+
+Queries to a local BERT sentence-transformers model (the packaged MiniLM among them) are
+embedded by `transforms.numpy_bert` on numpy alone, so a query process never imports
+torch; stored texts are embedded by sentence-transformers (batched, CUDA when present).
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
+
+from transforms.numpy_bert import NumpyBertEncoder, numpy_encoder
 
 DEFAULT_ENCODER = "packaged:all-MiniLM-L6-v2"
 PACKAGED_E5 = "packaged:multilingual-e5-small"
@@ -90,12 +97,22 @@ def encode(
         return np.zeros((0, encoder_dimension(model)), dtype=np.float32)
     if model == PACKAGED_E5:
         return _encode_e5(list(texts), batch_size, role)
+    if role == "query" and (directory := _numpy_model_directory(model)):
+        return numpy_encoder(directory).encode(list(texts))
     encoder = load_encoder(model)
     method = encoder.encode_query if role == "query" else encoder.encode_document
     vectors = method(
         list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
     )
     return np.asarray(vectors, dtype=np.float32)
+
+
+@functools.cache
+def _numpy_model_directory(model: str) -> str | None:
+    """The local directory of `model` when `transforms.numpy_bert` runs it: queries are
+    then embedded without importing torch (about 6 s saved per query process)."""
+    directory = Path(resolve_model_path(model))
+    return str(directory) if NumpyBertEncoder.supports(directory) else None
 
 
 def _encode_e5(texts: list[str], batch_size: int, role: Role) -> np.ndarray:

@@ -31,8 +31,6 @@ from memory.workspace import Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from transforms.relation_classifier.probe import DEFAULT_NAME
-
     train = commands.add_parser(
         "train", help="train the relation classifier or fit fusion weights",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -41,7 +39,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     train.add_argument(
         "--dataset", help="relation-classifier: Re-DocRED-layout JSON; hybrid-weights: questions"
     )
-    train.add_argument("--name", default=DEFAULT_NAME, help="relation-classifier artifact name")
+    train.add_argument(
+        "--name", help="relation-classifier artifact name (default: the one builds look for)"
+    )
     train.add_argument("--questions", help="fusion-weights: dev questions (JSONL)")
     train.add_argument("--collection", help="fusion-weights: newest snapshot of this collection")
     train.add_argument("--snapshot", help="fusion-weights: snapshot id (default: the newest)")
@@ -63,10 +63,10 @@ def run(args: argparse.Namespace) -> int:
         return _hybrid_weights(args)
     if not args.dataset:
         raise ValueError("train relation-classifier needs --dataset")
-    from transforms.relation_classifier.probe import artifact_dir
+    from transforms.relation_classifier.probe import DEFAULT_NAME, artifact_dir
     from transforms.relation_classifier.training import train_relation_classifier
 
-    folder = artifact_dir(Workspace.at(args.home).root, args.name)
+    folder = artifact_dir(Workspace.at(args.home).root, args.name or DEFAULT_NAME)
     metadata = train_relation_classifier(args.dataset, folder)
     out.print_json(json.dumps(metadata.get("metrics", metadata), default=str))
     out.print(f"model written to {folder}")
