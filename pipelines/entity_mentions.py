@@ -17,6 +17,7 @@ from apache_beam.io import parquetio
 from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, RunInference
 
 from pipelines.options import NerBackendConfig, run_stage
+from pipelines.stage_input import ReadStageInput
 from schemas.tables import ENTITY_MENTIONS
 from transforms.hf_ner import HfNerModelHandler
 from transforms.ner import NER_COMPONENTS, SPACY_BACKEND, SpacyNerDoFn, span_mentions
@@ -27,7 +28,7 @@ def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: NerBackendConfig
 ) -> beam.PCollection:
     """Add NER to `p`: read segments, batch, extract mentions, write sharded Parquet."""
-    segments = p | "ReadSegments" >> parquetio.ReadFromParquet(input_pattern)
+    segments = p | "ReadSegments" >> ReadStageInput(input_pattern)
     if cfg.backend == SPACY_BACKEND:
         mentions = (
             segments

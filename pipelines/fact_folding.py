@@ -19,6 +19,7 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 
 from pipelines.options import run_stage
+from pipelines.stage_input import ReadStageInput
 from schemas.tables import ASSERTIONS, FACT_INTERVALS
 from transforms.facts import Assertion, fold_key, fold_key_of
 from transforms.relation_registry import MULTI
@@ -71,7 +72,7 @@ def build(
     cardinality = cfg.cardinality
     outputs = (
         p
-        | "ReadAssertions" >> parquetio.ReadFromParquet(input_pattern)
+        | "ReadAssertions" >> ReadStageInput(input_pattern)
         | "Key"
         >> beam.Map(
             lambda r: (fold_key_of(Assertion(**r), cardinality.get(r["relation"], MULTI)), r)

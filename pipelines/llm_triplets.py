@@ -20,6 +20,7 @@ from apache_beam.io import parquetio
 
 from pipelines.options import add_runner_arguments, launch
 from pipelines.parquet_io import clear_shards, read_shards
+from pipelines.stage_input import ReadStageInput
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
 from transforms.llm.dofn import QUARANTINE_TAG, STATS_TAG, LLMTripletDoFn
@@ -51,7 +52,7 @@ def build(
     paths = output_paths(output_prefix)
     results = (
         p
-        | "ReadSegments" >> parquetio.ReadFromParquet(input_pattern)
+        | "ReadSegments" >> ReadStageInput(input_pattern)
         | "Batch"
         >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
         | "LLMTriplets"

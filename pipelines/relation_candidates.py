@@ -15,6 +15,7 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 
 from pipelines.options import SpacyStageConfig, run_stage
+from pipelines.stage_input import ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
 from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
 from transforms.relations import DependencyRelationDoFn
@@ -61,7 +62,7 @@ def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: RelationStageConfig
 ) -> beam.PCollection:
     """Add relation extraction to `p`: read, batch, run the extractors, write Parquet."""
-    segments = p | "ReadSegmentsWithMentions" >> parquetio.ReadFromParquet(input_pattern)
+    segments = p | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
     branches = [
         segments
         | "BatchForParser"

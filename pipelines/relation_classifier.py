@@ -9,6 +9,7 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 
 from pipelines.options import add_runner_arguments, launch
+from pipelines.stage_input import ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import (
@@ -25,7 +26,7 @@ def build(
     """Add relation classification to `p`: read, batch, classify pairs, write Parquet."""
     candidates = (
         p
-        | "ReadSegmentsWithMentions" >> parquetio.ReadFromParquet(input_pattern)
+        | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
         | "Batch"
         >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
         | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(cfg))

@@ -12,6 +12,7 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 
 from pipelines.options import SpacyStageConfig, run_stage
+from pipelines.stage_input import ReadStageInput
 from schemas.tables import SEGMENT_PHRASES
 from transforms.phrases import SpacyPhraseDoFn
 
@@ -22,7 +23,7 @@ def build(
     """Add phrase extraction to `p`: read segments, batch, tag, write sharded Parquet."""
     phrases = (
         p
-        | "ReadSegments" >> parquetio.ReadFromParquet(input_pattern)
+        | "ReadSegments" >> ReadStageInput(input_pattern)
         | "Batch"
         >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
         | "NounPhrases" >> beam.ParDo(SpacyPhraseDoFn(cfg.model, cfg.max_batch_size))

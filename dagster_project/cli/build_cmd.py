@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -11,6 +14,8 @@ from rich.table import Table
 from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
 from dagster_project.cli.common import add_home, console, out
 from memory.workspace import Workspace
+from transforms.progress import Progress as StageProgress
+from transforms.progress import read_progress, stage_progress_file
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -80,27 +85,96 @@ def run(args: argparse.Namespace) -> int:
 def build_with_progress(
     collection: str, inputs: Sequence[str], workspace: Workspace, settings: object = None
 ) -> list | None:
-    """Build with a progress bar; the stage summaries, or None after printing the failure."""
+    """Build with a progress bar; the stage summaries, or None after printing the failure.
+
+    While a stage runs, its rows done of total (`transforms.progress`) are shown beside its
+    name, refreshed twice a second; where stderr is not a terminal (a log file, a pipe),
+    a line per stage start and one every `LOG_EVERY_SECONDS` while it counts."""
     from dagster_project.build import BuildFailed, StageSummary, build_collection
     from dagster_project.definitions import ALL_ASSETS, defs
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         task = progress.add_task(f"building {collection}", total=len(ALL_ASSETS))
+        watcher = StageWatcher(
+            lambda stage: stage_progress_file(workspace.parquet_dir(collection, stage)),
+            lambda text: progress.update(task, description=f"{collection}: {text}"),
+            None if console.is_terminal else lambda text: console.print(f"{collection}: {text}"),
+        )
 
         def on_stage(stage: str, summary: StageSummary | None) -> None:
             if summary is None:
-                progress.update(task, description=f"{collection}: {stage}")
-                if not console.is_terminal:  # a log file or pipe gets one line per stage
+                watcher.watch(stage)
+                if not console.is_terminal:
                     console.print(f"{collection}: {stage} started")
             else:
+                watcher.watch(None)
                 progress.advance(task)
 
         try:
-            return build_collection(collection, inputs, workspace, defs, settings, on_stage)
+            with watcher:
+                return build_collection(collection, inputs, workspace, defs, settings, on_stage)
         except BuildFailed as exc:
             console.print(f"[red]build failed:[/red] {exc}")
             return None
+
+
+LOG_EVERY_SECONDS = 30.0
+
+
+class StageWatcher:
+    """A thread that shows the running stage's progress file: `show(text)` on every
+    change, and `log(text)` (when given) at most every `LOG_EVERY_SECONDS`."""
+
+    def __init__(
+        self,
+        progress_file: Callable[[str], Path],
+        show: Callable[[str], None],
+        log: Callable[[str], None] | None,
+    ) -> None:
+        self.progress_file, self.show, self.log = progress_file, show, log
+        self.stage: str | None = None
+        self.started = time.time()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="stage-progress", daemon=True)
+
+    def watch(self, stage: str | None) -> None:
+        self.stage, self.started = stage, time.time()
+        if stage:
+            self.show(stage)
+
+    def _current(self, stage: str) -> StageProgress | None:
+        """The stage's progress, if its file was written since the stage started (an
+        earlier run's file is stale: a skipped stage writes none)."""
+        path = self.progress_file(stage)
+        try:
+            fresh = path.stat().st_mtime >= self.started - 1.0
+        except OSError:
+            return None
+        return read_progress(path) if fresh else None
+
+    def __enter__(self) -> StageWatcher:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        shown, logged_at = "", float("-inf")
+        while not self.stopped.wait(0.5):
+            stage = self.stage
+            found = self._current(stage) if stage else None
+            if stage is None or found is None:
+                continue
+            text = f"{stage} {found.describe()}"
+            if text != shown and stage == self.stage:
+                self.show(text)
+                shown = text
+                if self.log and time.monotonic() - logged_at >= LOG_EVERY_SECONDS:
+                    self.log(text)
+                    logged_at = time.monotonic()
 
 
 def summary_table(summaries: Sequence[object]) -> Table:

@@ -17,6 +17,7 @@ import pyarrow as pa
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 from schemas.tables import EXTRACTABLE_KINDS, SEGMENTS
+from transforms.progress import stage_progress_file, start_progress
 
 BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
 PENDING_SEGMENTS_SQL = """
@@ -62,10 +63,12 @@ def run_beam_stage(
     config: object | None = None,
 ) -> pa.Table:
     """Run `build` over `inputs` with `config` (default: the spaCy stage config) and store
-    its output as `stage`'s rows of `pending.todo`."""
+    its output as `stage`'s rows of `pending.todo`. The stage's progress file counts its
+    input rows done as the pipeline reads them (`pipelines.stage_input`)."""
     folder = warehouse.workspace.parquet_dir(collection, stage)
     output_prefix = folder / "output" / "part"
     clear_shards(output_prefix)
+    start_progress(stage_progress_file(folder), inputs.num_rows, "rows")
     if inputs.num_rows:
         input_pattern = write_input(inputs, folder / "input", settings.parquet_shard_rows)
         with beam.Pipeline(options=settings.beam_options()) as p:

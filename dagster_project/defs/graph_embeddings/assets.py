@@ -4,6 +4,7 @@ train KGERMAR's R-GCN into the structural bank ("structure" table)."""
 
 import functools
 import time
+from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
@@ -36,6 +37,7 @@ from transforms.graph_links import (
     segment_search_text,
 )
 from transforms.graph_nodes import NEXT_TURN
+from transforms.progress import progress_encoder, stage_progress_file, start_progress
 
 DESCRIPTION_FACTS = 8
 SEGMENTS_SQL = """
@@ -134,11 +136,13 @@ def graph_embeddings(
         warehouse.rows(MENTIONS_SQL, [collection]), warehouse.entity_of(collection)
     )
     cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
-    embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size)
+    progress = stage_progress_file(warehouse.workspace.parquet_dir(collection, "graph_embeddings"))
+    start_progress(progress, 0, "texts embedded")
+    embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size, progress)
     segment_vectors = {VECTOR: embed}
     if settings.second_encoder:
         segment_vectors[VECTOR_FUSION] = _cached_encoder(
-            cache, settings.second_encoder, settings.batch_size
+            cache, settings.second_encoder, settings.batch_size, progress
         )
     db = warehouse.workspace.lance()
     syncs = sync_tables(
@@ -181,7 +185,10 @@ def graph_embeddings(
                 "entity_id",
                 {
                     VECTOR: cached_embed(
-                        span_pooled_encoder(settings.encoder_model, settings.batch_size),
+                        progress_encoder(
+                            span_pooled_encoder(settings.encoder_model, settings.batch_size),
+                            progress,
+                        ),
                         cache,
                         f"{settings.encoder_model}#span-pooled",
                         "passage",
@@ -218,10 +225,11 @@ def graph_embeddings(
     )
 
 
-def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int) -> Embed:
-    """Passage embeddings of `model` behind the workspace's embedding cache."""
+def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int, progress: Path) -> Embed:
+    """Passage embeddings of `model` behind the workspace's embedding cache, the texts it
+    encodes counted in the stage's progress file."""
     encoder = functools.partial(encode, model=model, batch_size=batch_size, role="passage")
-    return cached_embed(encoder, cache, model, "passage")
+    return cached_embed(progress_encoder(encoder, progress), cache, model, "passage")
 
 
 def _training_metadata(structure: StructureSync, config: dict[str, object]) -> dict[str, object]:

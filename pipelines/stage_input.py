@@ -1,0 +1,54 @@
+"""Reading a stage's input shards, counting each row done in the stage's progress file.
+
+Every per-segment Beam stage reads its input through `ReadStageInput`, so the command
+line can show how many of a stage's rows are done while it runs (`transforms.progress`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.io import parquetio
+
+from transforms.progress import Counter, stage_progress_file
+
+
+class ReadStageInput(beam.PTransform):
+    """The rows of a stage's input shards (`input_pattern`, as `write_input` returns it).
+
+    Where the stage folder holds a progress file (`run_beam_stage` starts one with the row
+    total), each row is counted done as it is read. Beam fuses the read with the stage's
+    model step after it, so a row is read as it enters that step: the count runs at most a
+    batch ahead of the model. A pipeline run on its own (the stage's command line) has no
+    progress file and counts nothing."""
+
+    def __init__(self, input_pattern: str) -> None:
+        super().__init__()
+        self.input_pattern = input_pattern
+        self.progress = stage_progress_file(Path(input_pattern).parent.parent)
+
+    def expand(self, pipeline: beam.pvalue.PBegin) -> beam.PCollection:
+        rows = pipeline | "ReadParquet" >> parquetio.ReadFromParquet(self.input_pattern)
+        if not self.progress.exists():
+            return rows
+        return rows | "CountDone" >> beam.ParDo(_CountDone(str(self.progress)))
+
+
+class _CountDone(beam.DoFn):
+    """Passes rows on, counting them in a progress file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def setup(self) -> None:
+        self.counter = Counter(Path(self.path))
+
+    def process(self, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        self.counter.count()
+        yield row
+
+    def finish_bundle(self) -> None:
+        self.counter.flush()
