@@ -80,6 +80,8 @@ def encoder_dimension(model: str = DEFAULT_ENCODER) -> int:
     """Length of the vectors `model` produces."""
     if model == PACKAGED_E5:
         return int(_load_e5().dim)
+    if directory := _numpy_model_directory(model):
+        return numpy_encoder(directory).dim
     return int(load_encoder(model).get_embedding_dimension())
 
 

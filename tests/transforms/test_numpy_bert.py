@@ -42,6 +42,7 @@ def test_a_query_process_never_imports_torch():
         "from transforms.embedding import encode\n"
         "vector = encode(['where is the office?'], role='query')\n"
         "assert vector.shape == (1, 384), vector.shape\n"
+        "assert encode([]).shape == (0, 384)  # a graph without theses asks for none\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers')"
         " if m in sys.modules))\n"
     )
