@@ -64,8 +64,8 @@ from benchmarks.retrieval_latency import (
     measure_target,
     resolve_strategies,
 )
-from memory.snapshots import list_snapshots
-from memory.workspace import Workspace
+from stores.snapshots import list_snapshots
+from stores.workspace import Workspace
 
 BENCH_DIR = "bench_build"
 COLLECTION = "bench"

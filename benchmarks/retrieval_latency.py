@@ -40,9 +40,9 @@ import numpy as np
 from benchmarks import synthetic_memory
 from benchmarks.process_memory import current_rss_mib, own_peak_rss_mib
 from memory.memory import Memory
-from memory.snapshots import list_snapshots
 from memory.strategies.registry import STRATEGIES
-from memory.workspace import Workspace
+from stores.snapshots import list_snapshots
+from stores.workspace import Workspace
 from transforms.embedding import encode
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_corpus"

@@ -5,7 +5,7 @@ The retrieval latency benchmark needs graphs far larger than the sample corpus (
 without running any stage: DuckDB `entities`, `entity_aliases`, `fact_version_log` (bulk
 inserted from Arrow, never row by row), the LanceDB `segments`, `entities` and `facts`
 tables of `schemas.tables` plus a `vector` column, their indexes, and a snapshot row
-(`memory.snapshots.record_snapshot`), so `Memory.open` and every strategy run on it
+(`stores.snapshots.record_snapshot`), so `Memory.open` and every strategy run on it
 unchanged.
 
 Choices (nothing here comes from a paper):
@@ -29,11 +29,11 @@ Choices (nothing here comes from a paper):
 - Segments: the facts of one head, in order, grouped by up to `FACTS_PER_SEGMENT` (3)
   into one chunk of "X works at Y." sentences whose `entity_ids` are the entities named;
   each fact cites its segment. One document per head entity.
-- Indexes: `memory.lance_tables.build_indexes`, as the pipeline builds them: IVF_PQ on
+- Indexes: `stores.lance_tables.build_indexes`, as the pipeline builds them: IVF_PQ on
   the vector column of every table with at least `VECTOR_INDEX_MIN_ROWS` (100k) rows, and
   LanceDB's native full-text index on segment text and fact statements.
 
-`LANCE_KINDS` of `memory.snapshots` is read at run time: every kind a snapshot pins must
+`LANCE_KINDS` of `stores.snapshots` is read at run time: every kind a snapshot pins must
 have a writer here (`contexts`: KGERMAR entity context windows; `structure`: per-entity
 structural vectors; each written only if that kind exists), and
 an unknown kind fails with a message naming it rather than writing a snapshot that
@@ -57,10 +57,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memory import snapshots
 from memory.facts import THETA_STABLE
-from memory.lance_tables import build_indexes
-from memory.workspace import Workspace, lance_table_name
 from schemas.tables import (
     EMBEDDING_DIM,
     LANCE_ENTITIES,
@@ -69,6 +66,9 @@ from schemas.tables import (
     LANCE_FACTS,
     LANCE_SEGMENTS,
 )
+from stores import snapshots
+from stores.lance_tables import build_indexes
+from stores.workspace import Workspace, lance_table_name
 from transforms.consolidation import normalize_name
 from transforms.embedding import DEFAULT_ENCODER
 from transforms.entity_contexts import context_window
@@ -469,7 +469,7 @@ def _check_kinds() -> None:
     unknown = sorted(set(snapshots.LANCE_KINDS) - WRITTEN_KINDS)
     if unknown:
         raise ValueError(
-            f"memory.snapshots.LANCE_KINDS pins table kind(s) {unknown} that the synthetic "
+            f"stores.snapshots.LANCE_KINDS pins table kind(s) {unknown} that the synthetic "
             "generator cannot write; add a writer to benchmarks/synthetic_memory.py"
         )
 

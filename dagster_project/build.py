@@ -22,7 +22,7 @@ from dagster_project.automation.fingerprints import inputs_fingerprint, record_b
 from dagster_project.defs.stage_result import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from memory.workspace import Workspace, check_collection_name
+from stores.workspace import Workspace, check_collection_name
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 

@@ -2,7 +2,7 @@
 
 Free of Dagster imports, so an agent can use a snapshot without the orchestrator.
 `Memory` and `QueryHit` load on first use, so importing a light module of the package
-(`memory.workspace`, `memory.strategies.names`) costs nothing more.
+(`stores.workspace`, `memory.strategies.names`) costs nothing more.
 """
 
 from __future__ import annotations

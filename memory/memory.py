@@ -20,10 +20,10 @@ from typing import Any
 from memory.facts import is_speculative
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
-from memory.snapshots import Snapshot, list_snapshots
 from memory.strategies.base import Ranking
 from memory.strategies.registry import STRATEGIES
-from memory.workspace import Workspace
+from stores.snapshots import Snapshot, list_snapshots
+from stores.workspace import Workspace
 from transforms.reported_speech import only_reported
 
 

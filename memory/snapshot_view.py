@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from memory.facts import AsOf, facts_as_of
-from memory.snapshots import Snapshot
-from memory.workspace import lance_table_name
 from schemas.tables import VECTOR_COLUMNS, VECTOR_FUSION
+from stores.snapshots import Snapshot
+from stores.workspace import lance_table_name
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
 

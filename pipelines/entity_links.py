@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
-from memory.lance_tables import entity_id_vectors, replace_table
-from memory.workspace import lance_table_name
 from schemas.tables import LANCE_ENTITY_LINKS, VECTOR
+from stores.lance_tables import entity_id_vectors, replace_table
+from stores.workspace import lance_table_name
 from transforms.entity_links import (
     SYNONYM_NEIGHBOURS,
     cooccurrence_links,

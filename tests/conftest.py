@@ -35,7 +35,7 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     """The sample corpus built once through the CLI's code path: (workspace, summaries)."""
     from dagster_project.build import build_collection
     from dagster_project.definitions import defs
-    from memory.workspace import Workspace
+    from stores.workspace import Workspace
 
     workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_home"))
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
@@ -50,7 +50,7 @@ def graph_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     from dagster_project.build import build_collection
     from dagster_project.definitions import defs
     from dagster_project.resources import PipelineSettings
-    from memory.workspace import Workspace
+    from stores.workspace import Workspace
 
     workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_graph_home"))
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]

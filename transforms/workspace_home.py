@@ -1,6 +1,6 @@
 """Where the workspace is when nobody says: the one setting that every layer reads, kept
 here so that pure modules (a stage's command-line entry, a backend that loads an artefact
-from the workspace) need not import the storage layer (`memory.workspace`) to find it."""
+from the workspace) need not import the storage layer (`stores.workspace`) to find it."""
 
 from __future__ import annotations
 

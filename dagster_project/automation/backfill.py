@@ -40,7 +40,7 @@ from dagster_project.automation.slots import held_slot
 from dagster_project.build import build_collection, prepare_instance
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 LLM_POOL = "llm"
 BUILT, DONE, FAILED = "built", "skipped (done)", "failed"

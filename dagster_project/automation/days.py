@@ -27,7 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from memory.workspace import check_collection_name
+from stores.workspace import check_collection_name
 from transforms.ids import content_id
 from transforms.loaders import load_inputs
 from transforms.timeparse import parse_time

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dagster_project.automation.days import day_collection, split_by_day
 from dagster_project.automation.fingerprints import digest, file_fingerprints
-from memory.workspace import check_collection_name, default_home
+from stores.workspace import check_collection_name, default_home
 
 INBOX_ENV = "KGMEM_INBOX"
 DAILY_MARKER = ".daily"

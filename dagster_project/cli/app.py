@@ -21,7 +21,7 @@ from dagster_project.cli import (
     ui_cmd,
 )
 from dagster_project.cli.common import console, route_library_logs
-from memory.workspace import HOME_ENV, Workspace
+from stores.workspace import HOME_ENV, Workspace
 
 COMMANDS = (
     build_cmd,

@@ -7,7 +7,7 @@ import argparse
 from rich.table import Table
 
 from dagster_project.cli.common import add_home, console, out, timestamp
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

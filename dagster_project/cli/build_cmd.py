@@ -13,7 +13,7 @@ from rich.table import Table
 
 from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
 from dagster_project.cli.common import add_home, console, out
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
 from transforms.progress import read_progress, stage_progress_file
 

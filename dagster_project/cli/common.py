@@ -12,7 +12,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from memory.workspace import HOME_ENV
+from stores.workspace import HOME_ENV
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 140)  # piped: wide enough for bench tables

@@ -7,7 +7,7 @@ import argparse
 from rich.table import Table
 
 from dagster_project.cli.common import add_home, out
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 COLUMNS = ("entity_id", "name", "entity_type", "norm_key", "method", "score")
 

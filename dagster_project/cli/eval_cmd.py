@@ -45,7 +45,7 @@ from rich.table import Table
 
 from dagster_project.cli.build_cmd import build_with_progress
 from dagster_project.cli.common import add_home, console, out
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 RETRIEVAL_DATA = {
@@ -208,7 +208,7 @@ def _window_recall(args: argparse.Namespace) -> int:
 
 def _temporal(args: argparse.Namespace) -> int:
     from dagster_project.resources import WarehouseResource
-    from memory.snapshots import list_snapshots
+    from stores.snapshots import list_snapshots
     from transforms.evaluation.timeqa import load_timeqa
 
     workspace = Workspace.at(args.home)
@@ -253,8 +253,8 @@ def _retrieval(args: argparse.Namespace) -> int:
     from dagster_project.resources.settings_file import load_settings
     from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, split_variant
     from memory.reranker import RERANK_DEPTH
-    from memory.snapshots import list_snapshots
     from memory.strategies.names import STRATEGY_NAMES
+    from stores.snapshots import list_snapshots
     from transforms.evaluation.retrieval_report import by_strategy, comparison_markdown
 
     if args.benchmark is None:

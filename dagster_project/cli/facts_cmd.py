@@ -8,7 +8,7 @@ import json
 from rich.table import Table
 
 from dagster_project.cli.common import add_home, day, out, timestamp
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from memory.facts import AsOf, facts_as_of, resolve_entity
-    from memory.snapshots import list_snapshots
+    from stores.snapshots import list_snapshots
 
     con = Workspace.at(args.home).connect(read_only=True)
     snapshots = list_snapshots(con)

@@ -8,7 +8,7 @@ import json
 from rich.table import Table
 
 from dagster_project.cli.common import add_home, out
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -20,7 +20,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.snapshots import list_snapshots
+    from stores.snapshots import list_snapshots
 
     snapshots = list_snapshots(Workspace.at(args.home).connect(read_only=True), args.collection)
     if args.json:

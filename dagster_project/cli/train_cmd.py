@@ -27,7 +27,7 @@ import argparse
 import json
 
 from dagster_project.cli.common import add_home, out
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

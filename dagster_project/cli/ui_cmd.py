@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from dagster_project.cli.common import add_home, console
-from memory.workspace import HOME_ENV, Workspace
+from stores.workspace import HOME_ENV, Workspace
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ from benchmarks.build_cost import (
 )
 from benchmarks.process_memory import own_peak_rss_mib
 from dagster_project.cli import main
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from transforms.loaders import load_inputs
 from transforms.relation_registry import RelationRegistry
 

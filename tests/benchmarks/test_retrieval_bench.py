@@ -12,7 +12,7 @@ from benchmarks.retrieval_latency import StrategyLatency, parse_sizes, with_rati
 from dagster_project.cli import main
 from memory import Memory
 from memory.strategies.registry import STRATEGIES
-from memory.workspace import Workspace, lance_table_name
+from stores.workspace import Workspace, lance_table_name
 
 FACTS = 2_000
 

@@ -9,7 +9,7 @@ import pytest
 from dagster_project.build import build_collection
 from dagster_project.definitions import defs
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from tests.conftest import SAMPLE
 
 

@@ -16,7 +16,7 @@ from dagster_project.build import ensure_instance_config
 OPEN_INSTANCE = (
     "import sys\n"
     "from dagster_project.build import prepare_instance\n"
-    "from memory.workspace import Workspace\n"
+    "from stores.workspace import Workspace\n"
     "prepare_instance(Workspace.at(sys.argv[1])).get_runs(limit=1)\n"
 )
 

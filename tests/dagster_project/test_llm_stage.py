@@ -10,7 +10,7 @@ import pytest
 from dagster_project.build import BuildFailed, build_collection
 from dagster_project.definitions import defs
 from dagster_project.resources import PipelineSettings
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from tests.transforms.llm.fake_openai_server import FakeChatServer, chat_response
 
 SESSION = {

@@ -27,7 +27,7 @@ from dagster_project.cli.app import main
 from dagster_project.definitions import defs
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from tests.conftest import SAMPLE
 
 DOCS = SAMPLE / "documents"

@@ -15,8 +15,8 @@ import pytest
 from memory.fusion_fit import fit_fusion_weights, read_questions, simplex_grid
 from memory.fusion_weights import BANKS, parse_weights, weights_path
 from memory.snapshot_view import SnapshotView
-from memory.structure_table import sync_structure
-from memory.workspace import HOME_ENV
+from stores.structure_table import sync_structure
+from stores.workspace import HOME_ENV
 from transforms.rgcn import RGCNConfig
 
 PRIYA = "Priya Natarajan works at the Harborview Office"

@@ -13,7 +13,7 @@ from dagster_project.definitions import defs
 from dagster_project.resources import PipelineSettings
 from memory import Memory
 from memory.strategies.registry import STRATEGIES
-from memory.workspace import Workspace
+from stores.workspace import Workspace
 from tests.conftest import SAMPLE
 
 DOCUMENTS = [

@@ -5,9 +5,9 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from memory.workspace import lance_table_name
 from pipelines import entity_links
 from schemas.tables import VECTOR
+from stores.workspace import lance_table_name
 
 
 def _unit(*values: float) -> list[float]:

@@ -13,9 +13,6 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.facts import THETA_STABLE
-from memory.lance_tables import Embed, TextTable, sync_tables
-from memory.structure_table import StructureSync, entity_vectors, sync_structure
-from memory.workspace import lance_table_name
 from pipelines.entity_links import MENTIONS_SQL
 from schemas.tables import (
     EXTRACTABLE_KINDS,
@@ -27,6 +24,9 @@ from schemas.tables import (
     VECTOR,
     VECTOR_FUSION,
 )
+from stores.lance_tables import Embed, TextTable, sync_tables
+from stores.structure_table import StructureSync, entity_vectors, sync_structure
+from stores.workspace import lance_table_name
 from transforms.embedding import encode
 from transforms.embedding_cache import EmbeddingCache, cached_embed
 from transforms.entity_contexts import context_rows, span_pooled_encoder

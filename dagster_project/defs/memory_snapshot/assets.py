@@ -8,7 +8,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from memory.hybrid_weights import pinned_weights
-from memory.snapshots import record_snapshot
+from stores.snapshots import record_snapshot
 
 
 @dg.asset(

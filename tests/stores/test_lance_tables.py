@@ -4,8 +4,8 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from memory.lance_tables import sync_table
 from schemas.tables import LANCE_FACTS
+from stores.lance_tables import sync_table
 
 
 def _embed(texts):

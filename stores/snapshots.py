@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import lancedb
 
-from memory.workspace import lance_table_name
+from stores.workspace import lance_table_name
 
 LANCE_KINDS = {
     "segments": ("segment_id", ("search_text", "entity_ids", "node_ids", "next_segment_id")),

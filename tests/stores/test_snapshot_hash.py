@@ -4,7 +4,7 @@ import duckdb
 import lancedb
 import pyarrow as pa
 
-from memory.snapshots import content_hash, lance_table_name
+from stores.snapshots import content_hash, lance_table_name
 
 
 def _segments(node_ids: list[str]) -> pa.Table:

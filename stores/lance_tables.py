@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, IvfPq
 
-from memory.workspace import lance_table_name
 from schemas.tables import VECTOR_COLUMNS
+from stores.workspace import lance_table_name
 
 _SAFE_ID = re.compile(r"^[0-9a-f]+$")
 

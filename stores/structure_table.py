@@ -16,7 +16,7 @@ from typing import Any
 import lancedb
 import numpy as np
 
-from memory.lance_tables import entity_id_vectors
+from stores.lance_tables import entity_id_vectors
 from transforms.rgcn import RGCNConfig
 from transforms.structural_bank import (
     HASH_COLUMN,
