@@ -1,7 +1,8 @@
 """Expectation suites for kgmem tables, declared in code.
 
-Each builder returns a fresh `gx.ExpectationSuite` whose column names come from
-`schemas.tables`, so a rename in the schema module reaches the contracts too. Checks
+Each builder returns a fresh `gx.ExpectationSuite` whose column names come from the
+table's declaration (`schemas.tables`, `schemas.warehouse`: its columns, key and required
+columns), so a rename in the schema module reaches the contracts too. Checks
 GX cannot express on raw columns use derived columns that `data_contracts.validate`
 adds before validating (see `N_SOURCE_SEGMENTS`).
 """
@@ -13,9 +14,10 @@ from collections.abc import Callable, Sequence
 import great_expectations as gx
 import great_expectations.expectations as gxe
 
-from schemas.tables import FACT_VERSION_COLUMNS, SEGMENT_KINDS, SEGMENTS
+from schemas.tables import FACT_VERSION_COLUMNS, SEGMENT_KINDS, SEGMENTS, FactOperation
+from schemas.warehouse import TABLE
 
-FACT_OPERATIONS = ("insert", "merge-interval", "close", "confidence-upgrade", "retract")
+FACT_OPERATIONS = tuple(FactOperation)
 """Operations a fact version may record in the temporal fact store."""
 
 N_SOURCE_SEGMENTS = "n_source_segments"
@@ -51,16 +53,7 @@ def fact_versions_suite(operations: Sequence[str] = FACT_OPERATIONS) -> gx.Expec
         name="fact_versions",
         expectations=[
             *(gxe.ExpectColumnToExist(column=name) for name in FACT_VERSION_COLUMNS),
-            *_not_null(
-                "version_id",
-                "fact_id",
-                "head_entity_id",
-                "relation",
-                "tail_entity_id",
-                "recorded_from",
-                "operation",
-                "extractor",
-            ),
+            *_not_null(*TABLE["fact_version_log"].key, *TABLE["fact_version_log"].required),
             gxe.ExpectColumnValuesToBeUnique(column="version_id"),
             gxe.ExpectColumnValuesToBeBetween(column="confidence", min_value=0, max_value=1),
             gxe.ExpectColumnValuesToBeInSet(column="operation", value_set=list(operations)),

@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 
+from schemas.tables import FactOperation
 from transforms.consolidation import normalize_name
 
 THETA_STABLE = 0.8
@@ -27,7 +28,7 @@ SELECT * EXCLUDE (supersedes), confidence >= $theta AS stable
 FROM fact_versions
 WHERE collection = $collection
   AND recorded_from <= $known_at AND (recorded_to IS NULL OR recorded_to > $known_at)
-  AND operation <> 'retract'
+  AND operation <> $retract
   AND ($valid_at IS NULL OR ((valid_from IS NULL OR valid_from <= $valid_at)
                              AND (valid_to IS NULL OR valid_to > $valid_at)))
   AND ($entities IS NULL OR list_contains($entities, head_entity_id)
@@ -84,5 +85,6 @@ def facts_as_of(
         "relation": relation,
         "theta": THETA_STABLE,
         "min_confidence": THETA_STABLE if stable_only else None,
+        "retract": FactOperation.RETRACT.value,
     }
     return con.sql(FACTS_SQL, params=params).to_arrow_table().to_pylist()

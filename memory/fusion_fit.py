@@ -25,6 +25,7 @@ from typing import Any
 from memory.fusion_weights import BANKS, DEFAULT_WEIGHTS
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.kgermar_fusion import Banks, bank_budget, fuse, retrieve_banks
+from schemas.tables import EXTRACTABLE_KINDS
 
 Question = tuple[str, Collection[str]]
 
@@ -105,7 +106,7 @@ def fit_fusion_weights(
 def read_questions(path: str | Path, view: SnapshotView) -> list[Question]:
     """(question, gold segment ids) pairs from a JSONL file (see the module docstring)."""
     texts = view.segments.select(["segment_id", "kind", "text"]).to_pylist()
-    retrievable = [s for s in texts if s["kind"] in ("chunk", "turn")]
+    retrievable = [s for s in texts if s["kind"] in EXTRACTABLE_KINDS]
     pairs = []
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():

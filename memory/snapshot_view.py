@@ -20,13 +20,14 @@ import numpy as np
 import pyarrow as pa
 
 from memory.facts import AsOf, facts_as_of
-from schemas.tables import VECTOR_COLUMNS, VECTOR_FUSION
+from schemas.tables import EXTRACTABLE_KINDS, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
 
-RETRIEVABLE_FILTER = "kind IN ('chunk', 'turn')"
+RETRIEVABLE_FILTER = f"kind IN ({', '.join(repr(kind) for kind in EXTRACTABLE_KINDS)})"
+"""LanceDB filter of the segments retrieval returns (built from constants, not input)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
-from schemas.tables import LANCE_ENTITY_LINKS, VECTOR
+from schemas.tables import LANCE_ENTITY_LINKS, VECTOR, FactOperation
 from stores.lance_tables import entity_id_vectors, replace_table
 from stores.workspace import lance_table_name
 from transforms.entity_links import (
@@ -33,7 +33,7 @@ WHERE m.collection = ?
 """
 TYPED_PAIRS_SQL = """
 SELECT DISTINCT head_entity_id, tail_entity_id FROM fact_versions
-WHERE collection = ? AND operation <> 'retract'
+WHERE collection = ? AND operation <> ?
 """
 Rows = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
 QUERY_BATCH = 1024
@@ -62,7 +62,8 @@ def run(
     """Compute and store the collection's entity links: `rows` runs a warehouse query,
     `entity_of` resolves a normalised name to its entity, `db` is the workspace's LanceDB."""
     typed = [
-        (r["head_entity_id"], r["tail_entity_id"]) for r in rows(TYPED_PAIRS_SQL, [collection])
+        (r["head_entity_id"], r["tail_entity_id"])
+        for r in rows(TYPED_PAIRS_SQL, [collection, FactOperation.RETRACT.value])
     ]
     links = cooccurrence_links(rows(MENTIONS_SQL, [collection]), entity_of, typed)
     names = lance_table_name(collection, "names")

@@ -4,9 +4,18 @@ It lives in its own DuckDB file (`<home>/cache/embeddings.duckdb`), not in the
 warehouse, so that every collection and every build of a workspace shares it.
 """
 
-EMBEDDING_CACHE_DDL = """
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    encoder VARCHAR NOT NULL, role VARCHAR NOT NULL, text_hash VARCHAR NOT NULL,
-    vector FLOAT[] NOT NULL,
-    PRIMARY KEY (encoder, role, text_hash)
-)"""
+import pyarrow as pa
+
+from schemas.ddl import TableDecl
+
+EMBEDDING_CACHE = pa.schema(
+    [
+        ("encoder", pa.string()),
+        ("role", pa.string()),
+        ("text_hash", pa.string()),
+        ("vector", pa.list_(pa.float32())),
+    ]
+)
+EMBEDDING_CACHE_TABLE = TableDecl(
+    "embedding_cache", EMBEDDING_CACHE, ("encoder", "role", "text_hash"), ("vector",)
+)

@@ -16,9 +16,9 @@ a drifting model is quarantined rather than half-read. Lists are bounded to keep
 model from looping until its token budget runs out.
 
 The Arrow schemas are the stage's Parquet/DuckDB rows: `LLM_SEGMENTS` (input),
-`LLM_TRIPLETS` / `LLM_TRIPLETS_DDL` (output), `LLM_QUARANTINE` (rows of the `quarantine`
-table as Beam writes them) and `LLM_CACHE` / `LLM_CACHE_DDL` (the DuckDB table every call
-is cached in).
+`LLM_TRIPLETS` (output; its warehouse table is declared in `schemas.warehouse`),
+`LLM_QUARANTINE` (rows of the `quarantine` table as Beam writes them) and `LLM_CACHE` /
+`LLM_CACHE_TABLE` (the DuckDB table every call is cached in).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from typing import Annotated
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from schemas.tables import MENTION
+from schemas.ddl import TableDecl
+from schemas.tables import MENTION, QUARANTINE_RECORD
 
 MAX_ITEMS = 8
 """Most facts, triplets or theses one answer may hold."""
@@ -177,34 +178,7 @@ LLM_TRIPLETS = pa.schema(
     ]
 )
 
-LLM_TRIPLETS_DDL = """
-CREATE TABLE IF NOT EXISTS llm_triplets (
-    triplet_id VARCHAR, collection VARCHAR, segment_id VARCHAR, doc_id VARCHAR,
-    output_kind VARCHAR,
-    head_text VARCHAR, head_type VARCHAR, head_start INTEGER, head_end INTEGER,
-    head_match VARCHAR, relation VARCHAR,
-    tail_text VARCHAR, tail_type VARCHAR, tail_start INTEGER, tail_end INTEGER,
-    tail_match VARCHAR,
-    valid_from TIMESTAMPTZ, valid_to TIMESTAMPTZ, confidence FLOAT, intent VARCHAR,
-    source_turns VARCHAR[], thesis VARCHAR,
-    thesis_entities STRUCT(text VARCHAR, entity_type VARCHAR, char_start INTEGER,
-                           char_end INTEGER, match_kind VARCHAR)[],
-    prompt_version VARCHAR, backend VARCHAR, model VARCHAR, cache_key VARCHAR,
-    extractor VARCHAR,
-    PRIMARY KEY (collection, triplet_id)
-)"""
-"""The warehouse table of `LLM_TRIPLETS` rows."""
-
-LLM_QUARANTINE = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("stage", pa.string()),
-        ("source_file", pa.string()),
-        ("record_ref", pa.string()),
-        ("reason", pa.string()),
-        ("raw", pa.string()),
-    ]
-)
+LLM_QUARANTINE = QUARANTINE_RECORD
 """`QuarantineRecord.as_row` as Parquet; the `quarantine` table adds `quarantined_at`."""
 
 LLM_CACHE = pa.schema(
@@ -223,11 +197,10 @@ LLM_CACHE = pa.schema(
     ]
 )
 
-LLM_CACHE_DDL = """
-CREATE TABLE IF NOT EXISTS llm_cache (
-    cache_key VARCHAR PRIMARY KEY, backend VARCHAR NOT NULL, model VARCHAR NOT NULL,
-    prompt_version VARCHAR NOT NULL, input_hash VARCHAR NOT NULL, response VARCHAR NOT NULL,
-    prompt_tokens INTEGER, completion_tokens INTEGER, served_model VARCHAR,
-    latency_s DOUBLE, created_at TIMESTAMPTZ NOT NULL
-)"""
+LLM_CACHE_TABLE = TableDecl(
+    "llm_cache",
+    LLM_CACHE,
+    ("cache_key",),
+    ("backend", "model", "prompt_version", "input_hash", "response", "created_at"),
+)
 """The call cache: one row per distinct (backend, model, prompt version, input hash)."""

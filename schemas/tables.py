@@ -6,7 +6,12 @@ shapes from here, so a column rename happens in exactly one place.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import pyarrow as pa
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+"""Every time column: microseconds, UTC."""
 
 EMBEDDING_DIM = 384
 """Width of the packaged all-MiniLM-L6-v2 sentence embeddings."""
@@ -28,7 +33,7 @@ DOCUMENTS = pa.schema(
         ("kind", pa.string()),  # "document" | "conversation"
         ("title", pa.string()),
         ("text", pa.string()),
-        ("doc_time", pa.timestamp("us", tz="UTC")),
+        ("doc_time", TIMESTAMP),
         ("turns_json", pa.string()),  # conversations: JSON list of turns, else null
     ]
 )
@@ -46,9 +51,9 @@ SEGMENTS = pa.schema(
         ("speaker", pa.string()),
         ("session_id", pa.string()),
         ("turn_id", pa.string()),
-        ("observed_at", pa.timestamp("us", tz="UTC")),
-        ("mentioned_from", pa.timestamp("us", tz="UTC")),
-        ("mentioned_to", pa.timestamp("us", tz="UTC")),
+        ("observed_at", TIMESTAMP),
+        ("mentioned_from", TIMESTAMP),
+        ("mentioned_to", TIMESTAMP),
     ]
 )
 """`observed_at`: when the segment was said or written; `mentioned_from`/`mentioned_to`: the
@@ -124,34 +129,178 @@ SEGMENT_WITH_MENTIONS = pa.schema(
 """Input of the relation pipeline: a segment with the NER mentions found in it, and the
 most mentioned product of its document (the device a support thread is about)."""
 
-QUARANTINE_COLUMNS = (
-    "collection",
-    "stage",
-    "source_file",
-    "record_ref",
-    "reason",
-    "raw",
-    "quarantined_at",
+COLLECTIONS = pa.schema(
+    [("name", pa.string()), ("inputs", pa.string()), ("registered_at", TIMESTAMP)]
+)
+"""Registered collections: name and the JSON list of their input paths."""
+
+ENTITIES = pa.schema(
+    [
+        ("entity_id", pa.string()),
+        ("collection", pa.string()),
+        ("name", pa.string()),
+        ("entity_type", pa.string()),
+        ("norm_key", pa.string()),
+        ("mention_count", pa.int32()),
+    ]
 )
 
-FACT_VERSION_COLUMNS = (
-    "version_id",
-    "fact_id",
-    "collection",
-    "head_entity_id",
-    "head_name",
-    "relation",
-    "tail_entity_id",
-    "tail_name",
-    "confidence",
-    "valid_from",
-    "valid_to",
-    "recorded_from",
-    "recorded_to",
-    "operation",
-    "source_segment_ids",
-    "extractor",
-    "cardinality",
+ENTITY_ALIASES = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("entity_id", pa.string()),
+        ("alias", pa.string()),
+        ("mention_count", pa.int32()),
+    ]
+)
+
+ENTITY_SAME_AS = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("norm_key", pa.string()),
+        ("entity_id", pa.string()),
+        ("method", pa.string()),
+        ("score", pa.float64()),
+    ]
+)
+"""Reversible resolution links: a normalised mention key belongs to an entity, by method."""
+
+ENTITY_CONSTRAINTS = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("kind", pa.string()),
+        ("key_a", pa.string()),
+        ("key_b", pa.string()),
+        ("created_at", TIMESTAMP),
+    ]
+)
+"""A user's `kgmem entities split/merge` decisions, which resolution obeys."""
+
+
+class FactOperation(StrEnum):
+    """What a fact version does to its fact (REAL's non-destructive updates)."""
+
+    INSERT = "insert"
+    MERGE_INTERVAL = "merge-interval"
+    CLOSE = "close"
+    CONFIDENCE_UPGRADE = "confidence-upgrade"
+    RETRACT = "retract"
+
+
+FACT_VERSION_LOG = pa.schema(
+    [
+        ("version_id", pa.string()),
+        ("fact_id", pa.string()),
+        ("collection", pa.string()),
+        ("head_entity_id", pa.string()),
+        ("head_name", pa.string()),
+        ("relation", pa.string()),
+        ("tail_entity_id", pa.string()),
+        ("tail_name", pa.string()),
+        ("confidence", pa.float64()),
+        ("valid_from", TIMESTAMP),
+        ("valid_to", TIMESTAMP),
+        ("recorded_from", TIMESTAMP),
+        ("operation", pa.string()),  # a FactOperation
+        ("supersedes", pa.string()),
+        ("source_segment_ids", pa.list_(pa.string())),
+        ("extractor", pa.string()),
+        ("cardinality", pa.string()),
+    ]
+)
+"""The append-only fact log; the `fact_versions` view adds `recorded_to`."""
+
+FACT_VERSION_COLUMNS = (*FACT_VERSION_LOG.names, "recorded_to")
+"""Columns of the `fact_versions` view."""
+
+SEGMENT_NODES = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("segment_id", pa.string()),
+        ("node_id", pa.string()),
+        ("kind", pa.string()),
+    ]
+)
+"""A segment's structural and phrase nodes, and its next turn (`transforms.graph_nodes`)."""
+
+RELATION_CARDINALITY = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("relation", pa.string()),
+        ("cardinality", pa.string()),
+        ("source", pa.string()),
+        ("evidence", pa.string()),
+        ("decided_at", TIMESTAMP),
+    ]
+)
+
+QUARANTINE_RECORD = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("stage", pa.string()),
+        ("source_file", pa.string()),
+        ("record_ref", pa.string()),
+        ("reason", pa.string()),
+        ("raw", pa.string()),
+    ]
+)
+"""`QuarantineRecord.as_row`, as stages hand it over (Parquet from Beam)."""
+
+QUARANTINE = QUARANTINE_RECORD.append(pa.field("quarantined_at", TIMESTAMP))
+
+STAGE_LEDGER = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("stage", pa.string()),
+        ("doc_id", pa.string()),
+        ("processed_at", TIMESTAMP),
+    ]
+)
+
+STAGE_STATE = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("stage", pa.string()),
+        ("input_fingerprint", pa.string()),
+        ("updated_at", TIMESTAMP),
+    ]
+)
+
+BENCHMARKS = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("kind", pa.string()),
+        ("dataset", pa.string()),
+        ("options", pa.string()),
+        ("registered_at", TIMESTAMP),
+    ]
+)
+
+EVALUATION_RESULTS = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("snapshot_id", pa.string()),
+        ("benchmark", pa.string()),
+        ("strategy", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+        ("evaluated_at", TIMESTAMP),
+    ]
+)
+
+SNAPSHOTS = pa.schema(
+    [
+        ("snapshot_id", pa.string()),
+        ("collection", pa.string()),
+        ("content_hash", pa.string()),
+        ("created_at", TIMESTAMP),
+        ("recorded_cutoff", TIMESTAMP),
+        ("lance_versions", pa.string()),
+        ("source_partitions", pa.string()),
+        ("embedding_model", pa.string()),
+        ("counts", pa.string()),
+        ("retrieval", pa.string()),
+    ]
 )
 
 LANCE_SEGMENTS = pa.schema(
@@ -165,9 +314,9 @@ LANCE_SEGMENTS = pa.schema(
         ("speaker", pa.string()),
         ("session_id", pa.string()),
         ("turn_id", pa.string()),
-        ("observed_at", pa.timestamp("us", tz="UTC")),
-        ("mentioned_from", pa.timestamp("us", tz="UTC")),
-        ("mentioned_to", pa.timestamp("us", tz="UTC")),
+        ("observed_at", TIMESTAMP),
+        ("mentioned_from", TIMESTAMP),
+        ("mentioned_to", TIMESTAMP),
         ("title", pa.string()),
         ("source_path", pa.string()),
         ("entity_ids", pa.list_(pa.string())),
@@ -242,12 +391,12 @@ ASSERTIONS = pa.schema(
         ("head_id", pa.string()),
         ("relation", pa.string()),
         ("tail_id", pa.string()),
-        ("time", pa.timestamp("us", tz="UTC")),
+        ("time", TIMESTAMP),
         ("confidence", pa.float64()),
         ("negated", pa.bool_()),
         ("segment_id", pa.string()),
         ("extractor", pa.string()),
-        ("until", pa.timestamp("us", tz="UTC")),
+        ("until", TIMESTAMP),
         ("doc_id", pa.string()),
     ]
 )
@@ -260,8 +409,8 @@ FACT_INTERVALS = pa.schema(
         ("relation", pa.string()),
         ("tail_entity_id", pa.string()),
         ("confidence", pa.float64()),
-        ("valid_from", pa.timestamp("us", tz="UTC")),
-        ("valid_to", pa.timestamp("us", tz="UTC")),
+        ("valid_from", TIMESTAMP),
+        ("valid_to", TIMESTAMP),
         ("source_segment_ids", pa.list_(pa.string())),
         ("extractor", pa.string()),
         ("cardinality", pa.string()),

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from schemas.embedding_cache import EMBEDDING_CACHE_DDL
+from schemas.embedding_cache import EMBEDDING_CACHE_TABLE
 from transforms.duckdb_connect import connect_waiting
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -40,7 +40,7 @@ class EmbeddingCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = connect_waiting(self.path)
         try:
-            con.execute(EMBEDDING_CACHE_DDL)
+            con.execute(EMBEDDING_CACHE_TABLE.ddl())
         finally:
             con.close()
 

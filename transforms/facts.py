@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from schemas.tables import FactOperation
 from transforms.consolidation import entity_id, normalize_name
 from transforms.ids import content_id
 from transforms.quarantine import QuarantineRecord
@@ -318,26 +319,28 @@ def plan_versions(
             rows.append(_version_row(collection, fact, operation, previous, names, recorded_at))
     for fact_id in sorted(set(current) - seen):
         previous = current[fact_id]
-        if previous["operation"] != "retract":
+        if previous["operation"] != FactOperation.RETRACT:
             gone = _state_of(previous)
-            rows.append(_version_row(collection, gone, "retract", previous, names, recorded_at))
+            rows.append(
+                _version_row(collection, gone, FactOperation.RETRACT, previous, names, recorded_at)
+            )
     return rows
 
 
-def _operation(fact: FactState, previous: Mapping[str, Any] | None) -> str | None:
-    if previous is None or previous["operation"] == "retract":
-        return "insert"
+def _operation(fact: FactState, previous: Mapping[str, Any] | None) -> FactOperation | None:
+    if previous is None or previous["operation"] == FactOperation.RETRACT:
+        return FactOperation.INSERT
     if fact.valid_to != previous["valid_to"]:
-        return "close"
+        return FactOperation.CLOSE
     if fact.confidence > previous["confidence"]:
-        return "confidence-upgrade"
+        return FactOperation.CONFIDENCE_UPGRADE
     changed = (
         fact.valid_from != previous["valid_from"]
         or fact.source_segment_ids != list(previous["source_segment_ids"])
         or fact.confidence != previous["confidence"]
         or fact.cardinality != previous.get("cardinality", fact.cardinality)
     )
-    return "merge-interval" if changed else None
+    return FactOperation.MERGE_INTERVAL if changed else None
 
 
 def _state_of(row: Mapping[str, Any]) -> FactState:
@@ -358,7 +361,7 @@ def _state_of(row: Mapping[str, Any]) -> FactState:
 def _version_row(
     collection: str,
     fact: FactState,
-    operation: str,
+    operation: FactOperation,
     previous: Mapping[str, Any] | None,
     names: Mapping[str, str],
     recorded_at: datetime,

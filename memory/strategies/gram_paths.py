@@ -52,6 +52,7 @@ from memory.relational_paths import (
 )
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from schemas.tables import EXTRACTABLE_KINDS
 
 FLAT_ANCHORS = 3
 """Entities of the flat ranking's top segments added to the named ones as anchors."""
@@ -61,7 +62,6 @@ EXPANSION_LIMIT = 2000
 PATHS_PER_SEGMENT = 5
 FALLBACK_ANCHORS = 3
 TOP_PATHS_EXPLAINED = 10
-RETRIEVABLE_KINDS = ("chunk", "turn")
 
 
 def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
@@ -169,5 +169,5 @@ def _retrievable(view: SnapshotView) -> np.ndarray:
     key = ("retrievable_segments",)
     if key not in view.cache:
         kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
-        view.cache[key] = np.isin(kinds, RETRIEVABLE_KINDS)
+        view.cache[key] = np.isin(kinds, EXTRACTABLE_KINDS)
     return view.cache[key]

@@ -48,8 +48,8 @@ from memory.linking import similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.bm25 import bm25
+from schemas.tables import EXTRACTABLE_KINDS
 
-RETRIEVABLE_KINDS = ("chunk", "turn")
 SHOWN = 5
 """Items per bank listed in the explanation."""
 
@@ -180,7 +180,7 @@ def _entity_segments(
 def _retrievable(view: SnapshotView) -> np.ndarray:
     if "kgermar_retrievable" not in view.cache:
         kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
-        view.cache["kgermar_retrievable"] = np.isin(kinds, RETRIEVABLE_KINDS)
+        view.cache["kgermar_retrievable"] = np.isin(kinds, EXTRACTABLE_KINDS)
     return view.cache["kgermar_retrievable"]
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.llm_outputs import LLM_CACHE_DDL
+from schemas.llm_outputs import LLM_CACHE_TABLE
 from transforms.duckdb_connect import connect_waiting
 from transforms.ids import content_id
 from transforms.llm.base import Completion
@@ -61,7 +61,7 @@ class LLMCache:
         with _LOCKS_GUARD:
             self._lock = _LOCKS.setdefault(self.path, threading.Lock())
         with self._connect() as con:
-            con.execute(LLM_CACHE_DDL)
+            con.execute(LLM_CACHE_TABLE.ddl())
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         """Cached completions of those `keys` that are cached."""

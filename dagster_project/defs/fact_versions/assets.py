@@ -107,7 +107,7 @@ def fact_versions(
         appended, rows_in = len(versions), len(candidates)
         learned = {r: d.cardinality for r, d in decisions.items() if d.source == "learned"}
     frame = warehouse.fetch(
-        "SELECT * EXCLUDE (supersedes) FROM fact_versions WHERE collection = ?", [collection]
+        "SELECT * FROM fact_versions WHERE collection = ?", [collection]
     ).to_pandas()
     return stage_result(
         started=started,

@@ -11,6 +11,7 @@ import dagster as dg
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
+from schemas.tables import EXTRACTABLE_KINDS
 from transforms import graph_nodes
 from transforms.ids import content_id
 from transforms.phrases import shared_phrases
@@ -19,7 +20,7 @@ STAGE = "segment_nodes"
 DOCUMENTS_SQL = "SELECT doc_id, kind, title FROM documents WHERE collection = ? ORDER BY doc_id"
 SEGMENTS_SQL = """
 SELECT segment_id, doc_id, kind, text, speaker, session_id, observed_at, char_start
-FROM segments WHERE collection = ? AND kind IN ('chunk', 'turn') ORDER BY segment_id
+FROM segments WHERE collection = ? AND list_contains(?, kind) ORDER BY segment_id
 """
 FINGERPRINT_SQL = """
 SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS fp FROM (
@@ -51,7 +52,7 @@ def segment_nodes(
     )
     if warehouse.fingerprint_unchanged(collection, STAGE, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
-    segments = warehouse.rows(SEGMENTS_SQL, [collection])
+    segments = warehouse.rows(SEGMENTS_SQL, [collection, list(EXTRACTABLE_KINDS)])
     titles = graph_nodes.topic_keys(warehouse.rows(DOCUMENTS_SQL, [collection]))
     links = list(graph_nodes.segment_nodes(segments, titles, warehouse.entity_of(collection)))
     links += shared_phrases(warehouse.rows(PHRASES_SQL, [collection]))

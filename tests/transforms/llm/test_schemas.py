@@ -3,7 +3,8 @@
 import duckdb
 import pyarrow as pa
 
-from schemas.llm_outputs import LLM_TRIPLETS, LLM_TRIPLETS_DDL
+from schemas.llm_outputs import LLM_TRIPLETS
+from schemas.warehouse import TABLE
 
 
 def test_triplets_table_matches_the_arrow_schema():
@@ -15,7 +16,7 @@ def test_triplets_table_matches_the_arrow_schema():
     ]  # fmt: skip
     rows = pa.Table.from_pylist([row], schema=LLM_TRIPLETS)
     with duckdb.connect() as con:
-        con.execute(LLM_TRIPLETS_DDL)
+        con.execute(TABLE["llm_triplets"].ddl())
         con.register("rows", rows)
         con.execute("INSERT INTO llm_triplets SELECT * FROM rows")
         back = con.sql("SELECT * FROM llm_triplets").to_arrow_table()
