@@ -219,18 +219,12 @@ def snapshot_counts(root: Path) -> dict[str, int]:
 def built_segments(root: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Extractable segments of the build with their mentions (the relation stage's input
     rows), a uniform sample of at most `limit` (all if None)."""
-    from pipelines.relation_candidates import SEGMENTS_WITH_MENTIONS_SQL
-    from schemas.tables import EXTRACTABLE_KINDS, SEGMENT_WITH_MENTIONS
+    from stores.stage_inputs import documents, segments_with_mentions
+    from stores.warehouse import Warehouse
 
-    con = Workspace.at(root).connect(read_only=True)
-    try:
-        query = "SELECT doc_id FROM documents WHERE collection = ?"
-        doc_ids = [r[0] for r in con.execute(query, [COLLECTION]).fetchall()]
-        params = {"collection": COLLECTION, "kinds": list(EXTRACTABLE_KINDS), "doc_ids": doc_ids}
-        rows = con.sql(SEGMENTS_WITH_MENTIONS_SQL, params=params).to_arrow_table()
-    finally:
-        con.close()
-    rows = rows.cast(SEGMENT_WITH_MENTIONS).to_pylist()
+    warehouse = Warehouse(str(root))
+    doc_ids = [d["doc_id"] for d in documents(warehouse, COLLECTION)]
+    rows = segments_with_mentions(warehouse, COLLECTION, doc_ids).to_pylist()
     if limit and len(rows) > limit:
         step = len(rows) / limit
         rows = [rows[int(i * step)] for i in range(limit)]

@@ -57,7 +57,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memory.facts import THETA_STABLE
 from schemas.tables import (
     EMBEDDING_DIM,
     LANCE_ENTITIES,
@@ -73,6 +72,7 @@ from transforms.consolidation import normalize_name
 from transforms.embedding import DEFAULT_ENCODER
 from transforms.entity_contexts import context_window
 from transforms.entity_links import CO_OCCURS, COOCCURRENCE_WEIGHT, link_row
+from transforms.facts import THETA_STABLE
 from transforms.graph_links import entity_description, fact_statement
 from transforms.structural_bank import HASH_COLUMN
 

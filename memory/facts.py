@@ -19,8 +19,8 @@ import duckdb
 
 from schemas.tables import FactOperation
 from transforms.consolidation import normalize_name
+from transforms.facts import THETA_STABLE
 
-THETA_STABLE = 0.8
 SPECULATIVE = re.compile(r"\b(guess|maybe|speculat\w*|perhaps|might|possibly)\b", re.IGNORECASE)
 
 FACTS_SQL = """

@@ -21,11 +21,11 @@ from typing import Any
 
 from memory.evaluation import conversation_count, query_depth, question_scores
 from memory.fusion_fit import simplex_grid
-from memory.hybrid_weights import DEFAULT_WEIGHTS, normalised
 from memory.memory import Memory, passage_groups
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.hybrid import POOL, available_signals, signal_lists
 from transforms.evaluation.retrieval_questions import QuestionSet, RetrievalQuestion
+from transforms.hybrid_weights import DEFAULT_WEIGHTS, normalised
 from transforms.rank_fusion import combine, normalise
 
 BENCHMARK_KINDS = {"musique": "documents", "locomo": "conversations"}

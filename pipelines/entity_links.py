@@ -6,7 +6,7 @@ The links go to a LanceDB table that the snapshot pins."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,8 +15,11 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
-from schemas.tables import LANCE_ENTITY_LINKS, VECTOR, FactOperation
+from pipelines.outcome import StageOutcome
+from schemas.tables import LANCE_ENTITY_LINKS, VECTOR
 from stores.lance_tables import entity_id_vectors, replace_table
+from stores.stage_inputs import mention_windows, typed_pairs
+from stores.warehouse import WarehouseStore
 from stores.workspace import lance_table_name
 from transforms.entity_links import (
     SYNONYM_NEIGHBOURS,
@@ -25,17 +28,6 @@ from transforms.entity_links import (
     synonym_links,
 )
 
-MENTIONS_SQL = """
-SELECT m.text AS surface, m.segment_id, s.text AS segment_text, m.char_start, m.char_end
-FROM entity_mentions m
-JOIN segments s ON s.collection = m.collection AND s.segment_id = m.segment_id
-WHERE m.collection = ?
-"""
-TYPED_PAIRS_SQL = """
-SELECT DISTINCT head_entity_id, tail_entity_id FROM fact_versions
-WHERE collection = ? AND operation <> ?
-"""
-Rows = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
 QUERY_BATCH = 1024
 """Name vectors per batched nearest-neighbour query."""
 NAME_INDEX_MIN_ROWS = 2048
@@ -56,16 +48,37 @@ class EntityLinksOutcome:
     version: int
 
 
-def run(
-    rows: Rows, entity_of: Mapping[str, str], db: lancedb.DBConnection, collection: str
+STAGE = "entity_links"
+
+
+def run(warehouse: WarehouseStore, collection: str) -> StageOutcome:
+    """Compute and store the collection's entity links from its mentions and facts."""
+    linked = link_entities(
+        mention_windows(warehouse, collection),
+        typed_pairs(warehouse, collection),
+        warehouse.entity_of(collection),
+        warehouse.workspace.lance(),
+        collection,
+    )
+    return StageOutcome(
+        rows_in=linked.names,
+        rows_out=sum(linked.by_kind.values()),
+        skipped=linked.written == 0,
+        details={"links_by_kind": linked.by_kind, "links_version": linked.version},
+    )
+
+
+def link_entities(
+    mentions: Sequence[Mapping[str, Any]],
+    typed: Sequence[tuple[str, str]],
+    entity_of: Mapping[str, str],
+    db: lancedb.DBConnection,
+    collection: str,
 ) -> EntityLinksOutcome:
-    """Compute and store the collection's entity links: `rows` runs a warehouse query,
-    `entity_of` resolves a normalised name to its entity, `db` is the workspace's LanceDB."""
-    typed = [
-        (r["head_entity_id"], r["tail_entity_id"])
-        for r in rows(TYPED_PAIRS_SQL, [collection, FactOperation.RETRACT.value])
-    ]
-    links = cooccurrence_links(rows(MENTIONS_SQL, [collection]), entity_of, typed)
+    """Co-occurrences of `mentions` (rows with surface, segment, offsets) whose pair no
+    `typed` fact joins, and synonyms among the collection's entity names, written to its
+    links table; `entity_of` resolves a normalised name to its entity."""
+    links = cooccurrence_links(mentions, entity_of, typed)
     names = lance_table_name(collection, "names")
     ids, vectors = entity_id_vectors(db, names)
     if ids:

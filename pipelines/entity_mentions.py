@@ -16,39 +16,80 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, RunInference
 
+from pipelines.launcher import run_segment_stage
 from pipelines.options import NerBackendConfig, run_stage
+from pipelines.outcome import StageOutcome, value_counts
+from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.tables import ENTITY_MENTIONS
+from stores.warehouse import WarehouseStore
 from transforms.hf_ner import HfNerModelHandler
 from transforms.ner import NER_COMPONENTS, SPACY_BACKEND, SpacyNerDoFn, span_mentions
 from transforms.spacy_models import load_spacy
 
+STAGE = "entity_mentions"
 
-def build(
-    p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: NerBackendConfig
-) -> beam.PCollection:
-    """Add NER to `p`: read segments, batch, extract mentions, write sharded Parquet."""
-    segments = p | "ReadSegments" >> ReadStageInput(input_pattern)
-    if cfg.backend == SPACY_BACKEND:
-        mentions = (
-            segments
-            | "Batch"
-            >> beam.BatchElements(
-                min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size
+
+class ExtractMentions(beam.PTransform):
+    """Segment rows -> ENTITY_MENTIONS rows, by the configured NER backend: spaCy in a
+    batched DoFn, or a Hugging Face token classifier through `RunInference` keyed by the
+    segment row (so mentions keep their provenance without a join)."""
+
+    def __init__(self, cfg: NerBackendConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def expand(self, segments: beam.PCollection) -> beam.PCollection:
+        cfg = self.cfg
+        if cfg.backend == SPACY_BACKEND:
+            return (
+                segments
+                | "Batch"
+                >> beam.BatchElements(
+                    min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size
+                )
+                | "SpacyNer" >> beam.ParDo(SpacyNerDoFn(cfg.model, cfg.max_batch_size))
             )
-            | "SpacyNer" >> beam.ParDo(SpacyNerDoFn(cfg.model, cfg.max_batch_size))
-        )
-    else:
-        mentions = (
+        return (
             segments
             | "KeyBySegment" >> beam.Map(_keyed_text)
             | "HfNer" >> RunInference(KeyedModelHandler(hf_handler(cfg)))
             | "MentionRows" >> beam.FlatMap(_keyed_mentions)
         )
+
+
+def build(
+    p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: NerBackendConfig
+) -> beam.PCollection:
+    """Add NER to `p`: read segments, extract mentions, write sharded Parquet."""
+    mentions = (
+        p
+        | "ReadSegments" >> ReadStageInput(input_pattern)
+        | "ExtractMentions" >> ExtractMentions(cfg)
+    )
     mentions | "WriteMentions" >> parquetio.WriteToParquet(
         output_prefix, ENTITY_MENTIONS, file_name_suffix=".parquet"
     )
     return mentions
+
+
+def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
+    """NER over the chunks and turns of the documents not yet processed."""
+    config = settings.ner_stage()
+    done = run_segment_stage(
+        warehouse=warehouse,
+        settings=settings,
+        collection=collection,
+        stage=STAGE,
+        build=build,
+        output_schema=ENTITY_MENTIONS,
+        config=config,
+    )
+    return done.outcome(
+        model=config.model_tag,
+        runner=settings.beam_runner,
+        labels=value_counts(done.output.column("label").to_pylist()),
+    )
 
 
 def hf_handler(cfg: NerBackendConfig) -> HfNerModelHandler:
@@ -97,10 +138,10 @@ def bare_throughput(cfg: NerBackendConfig, texts: Sequence[str]) -> float:
     return len(texts) / (time.perf_counter() - started)
 
 
-def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+def main(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
     """Command-line entry; see `pipelines.options.run_stage` for the flags."""
     run_stage(build, __doc__ or "", argv, test_pipeline, NerBackendConfig)
 
 
 if __name__ == "__main__":
-    run()
+    main()

@@ -18,10 +18,15 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io import parquetio
 
+from pipelines.launcher import PendingDocuments, run_beam_stage
 from pipelines.options import add_runner_arguments, launch
+from pipelines.outcome import QuarantineRate, StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards
+from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
+from stores.stage_inputs import llm_segments
+from stores.warehouse import WarehouseStore
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
 from transforms.llm.dofn import QUARANTINE_TAG, STATS_TAG, LLMTripletDoFn
 from transforms.llm.gate import DEFAULT_PROMPTS, GateConfig
@@ -100,7 +105,60 @@ def _prompt_overrides(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return prompts
 
 
-def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+STAGE = "llm_triplets"
+
+
+def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
+    """LLM triplets of the segments the gate lets through, for the documents NER has
+    processed and this stage has not; skipped when no LLM backend is configured. The
+    share of answers quarantined is weighed by the stage's quarantine-rate check."""
+    cfg = settings.llm_stage(str(warehouse.workspace.root / "llm_cache.duckdb"))
+    if cfg is None:
+        return StageOutcome(
+            rows_in=0,
+            rows_out=0,
+            skipped=True,
+            details={"llm": "none"},
+            quarantine_rate=QuarantineRate(0, 0, settings.max_quarantine_rate),
+        )
+    pending = PendingDocuments.of(warehouse, collection, STAGE, "entity_mentions")
+    segments = llm_segments(warehouse, collection, pending.todo)
+    output_prefix = warehouse.workspace.parquet_dir(collection, STAGE) / "output" / "part"
+    clear_outputs(output_prefix)
+    triplets = run_beam_stage(
+        warehouse=warehouse,
+        settings=settings,
+        collection=collection,
+        stage=STAGE,
+        pending=pending,
+        inputs=segments,
+        build=lambda p, i, o, _: build(p, i, o, cfg),
+        output_schema=LLM_TRIPLETS,
+    )
+    _, rejected, stats = read_outputs(output_prefix)
+    quarantined = warehouse.replace_document_quarantine(
+        collection, STAGE, rejected.to_pylist(), [*pending.todo, *pending.stale]
+    )
+    return StageOutcome(
+        rows_in=segments.num_rows,
+        rows_out=triplets.num_rows,
+        quarantined=quarantined,
+        skipped=not pending.todo and not pending.stale,
+        details={
+            "llm_calls": stats.llm_calls,
+            "cache_hits": stats.cache_hits,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "gated_out": stats.segments_gated_out,
+            "llm_stats": stats.as_dict(),
+        },
+        quarantine_rate=QuarantineRate(
+            triplets.num_rows, quarantined, settings.max_quarantine_rate
+        ),
+    )
+
+
+def main(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
     """Command line: `--input GLOB --output PREFIX --cache DB [--backend B] [--model M]
     [--base-url URL] [--prompt KIND=NAME/vN,...] [...] [--runner R] [any Beam flag]`;
     with `test_pipeline`, only build onto it."""
@@ -144,4 +202,4 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
 
 
 if __name__ == "__main__":
-    run()
+    main()

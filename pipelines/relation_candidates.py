@@ -1,4 +1,5 @@
-"""Beam pipeline: segments with their mentions (Parquet) -> relation candidates (Parquet).
+"""Stage 4, `relation_candidates`: segments with their mentions (Parquet) -> relation
+candidates (Parquet).
 
 Two extractors read the same input in one pipeline: the dependency patterns and issue-state
 events (spaCy parser), and, when configured, the pair classifier (`transforms.relation_
@@ -14,30 +15,16 @@ from dataclasses import dataclass, field
 import apache_beam as beam
 from apache_beam.io import parquetio
 
+from pipelines.launcher import PendingDocuments, run_beam_stage
 from pipelines.options import SpacyStageConfig, run_stage
+from pipelines.outcome import StageOutcome, value_counts
+from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
+from stores.stage_inputs import segments_with_mentions
+from stores.warehouse import WarehouseStore
 from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
 from transforms.relations import DependencyRelationDoFn
-
-SEGMENTS_WITH_MENTIONS_SQL = """
-WITH devices AS (
-    SELECT doc_id, mode(text ORDER BY text) AS context_device FROM entity_mentions
-    WHERE collection = $collection AND label = 'PRODUCT' GROUP BY doc_id)
-SELECT s.segment_id, s.collection, s.doc_id, s.text, s.speaker, d.context_device,
-       coalesce(list({'text': m.text, 'label': m.label, 'entity_type': m.entity_type,
-                      'char_start': m.char_start, 'char_end': m.char_end}
-                     ORDER BY m.char_start) FILTER (WHERE m.mention_id IS NOT NULL), []) AS mentions
-FROM segments s
-LEFT JOIN entity_mentions m ON m.collection = s.collection AND m.segment_id = s.segment_id
-LEFT JOIN devices d ON d.doc_id = s.doc_id
-WHERE s.collection = $collection AND list_contains($kinds, s.kind)
-  AND list_contains($doc_ids, s.doc_id)
-GROUP BY ALL
-ORDER BY s.doc_id, s.segment_id
-"""
-"""The stage's input: each pending segment with its NER mentions and its document's most
-mentioned product (SEGMENT_WITH_MENTIONS rows); parameters collection, kinds, doc_ids."""
 
 
 @dataclass(frozen=True)
@@ -58,41 +45,87 @@ class RelationStageConfig:
         return cls(SpacyStageConfig.from_args(args), classifier)
 
 
+STAGE = "relation_candidates"
+
+
+class ExtractRelations(beam.PTransform):
+    """Segments with their mentions -> RELATION_CANDIDATES rows: the dependency patterns
+    and issue-state events (spaCy parser) and, when configured, the pair classifier, read
+    the same segments; their candidates are flattened into one collection."""
+
+    def __init__(self, cfg: RelationStageConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def expand(self, segments: beam.PCollection) -> beam.PCollection:
+        spacy, classifier = self.cfg.spacy, self.cfg.classifier
+        branches = [
+            segments
+            | "BatchForParser"
+            >> beam.BatchElements(
+                min_batch_size=spacy.min_batch_size, max_batch_size=spacy.max_batch_size
+            )
+            | "DependencyPatterns"
+            >> beam.ParDo(DependencyRelationDoFn(spacy.model, spacy.max_batch_size))
+        ]
+        if classifier is not None:
+            branches.append(
+                segments
+                | "BatchForClassifier"
+                >> beam.BatchElements(
+                    min_batch_size=classifier.min_batch_size,
+                    max_batch_size=classifier.max_batch_size,
+                )
+                | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(classifier))
+            )
+        return branches | "Flatten" >> beam.Flatten()
+
+
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: RelationStageConfig
 ) -> beam.PCollection:
-    """Add relation extraction to `p`: read, batch, run the extractors, write Parquet."""
-    segments = p | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
-    branches = [
-        segments
-        | "BatchForParser"
-        >> beam.BatchElements(
-            min_batch_size=cfg.spacy.min_batch_size, max_batch_size=cfg.spacy.max_batch_size
-        )
-        | "DependencyPatterns"
-        >> beam.ParDo(DependencyRelationDoFn(cfg.spacy.model, cfg.spacy.max_batch_size))
-    ]
-    if cfg.classifier is not None:
-        branches.append(
-            segments
-            | "BatchForClassifier"
-            >> beam.BatchElements(
-                min_batch_size=cfg.classifier.min_batch_size,
-                max_batch_size=cfg.classifier.max_batch_size,
-            )
-            | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(cfg.classifier))
-        )
-    candidates = branches | "Flatten" >> beam.Flatten()
+    """Add relation extraction to `p`: read, run the extractors, write Parquet."""
+    candidates = (
+        p
+        | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
+        | "ExtractRelations" >> ExtractRelations(cfg)
+    )
     candidates | "WriteCandidates" >> parquetio.WriteToParquet(
         output_prefix, RELATION_CANDIDATES, file_name_suffix=".parquet"
     )
     return candidates
 
 
-def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
+    """Relation candidates of the documents NER has processed and this stage has not; a
+    first-person subject in a conversation turn resolves to the speaker."""
+    pending = PendingDocuments.of(warehouse, collection, STAGE, "entity_mentions")
+    segments = segments_with_mentions(warehouse, collection, pending.todo)
+    classifier = settings.relation_classifier_config(str(warehouse.workspace.root))
+    candidates = run_beam_stage(
+        warehouse=warehouse,
+        settings=settings,
+        collection=collection,
+        stage=STAGE,
+        pending=pending,
+        inputs=segments,
+        build=build,
+        output_schema=RELATION_CANDIDATES,
+        config=RelationStageConfig(settings.spacy_stage(), classifier),
+    )
+    return pending.outcome(
+        segments.num_rows,
+        candidates.num_rows,
+        negated=sum(candidates.column("negated").to_pylist()),
+        classifier=classifier.model if classifier else "none (no trained artifact)",
+        by_extractor=value_counts(candidates.column("extractor").to_pylist()),
+    )
+
+
+def main(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
     """Command-line entry; see `pipelines.options.run_stage` for the flags."""
     run_stage(build, __doc__ or "", argv, test_pipeline, RelationStageConfig)
 
 
 if __name__ == "__main__":
-    run()
+    main()

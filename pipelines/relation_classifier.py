@@ -37,7 +37,7 @@ def build(
     return candidates
 
 
-def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
+def main(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> None:
     """Command line: `--input GLOB --output PREFIX [--backend probe|hf] [--model M]
     [--home DIR] [--window W] [--min-confidence C] [--runner R] [any Beam flag]`; with
     `test_pipeline`, only build onto it."""
@@ -62,4 +62,4 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
 
 
 if __name__ == "__main__":
-    run()
+    main()

@@ -49,9 +49,13 @@ from transforms.relation_registry import (
     RelationRegistry,
 )
 from transforms.reported_speech import REPORTED_FACTOR, is_reported, reported_extractor
+from transforms.triple_weights import filter_candidates
 
 STAGE = "fact_versions"
 CONFIDENCE_CAP = 0.9999
+THETA_STABLE = 0.8
+"""REAL's θ_stable: facts below this confidence are speculative, left out of retrieval
+unless a query is speculative, and out of entity descriptions."""
 
 
 @dataclass(frozen=True)
@@ -254,30 +258,33 @@ def _fact_states(
     return facts
 
 
-def fold_facts(
+@dataclass(frozen=True)
+class PreparedFacts:
+    """What the fold reads: canonical assertions, the relations' cardinality decisions,
+    and the candidates set aside on the way (unresolved, below weight)."""
+
+    assertions: list[Assertion]
+    decisions: dict[str, CardinalityDecision]
+    rejected: list[QuarantineRecord]
+
+
+def prepare_facts(
     collection: str,
-    candidates: Iterable[Mapping[str, Any]],
-    observed_at: Mapping[str, datetime | None],
-    registry: RelationRegistry | None = None,
-    entity_of: Mapping[str, str] | None = None,
-) -> tuple[list[FactState], list[QuarantineRecord], dict[str, CardinalityDecision]]:
-    """In-process fold of all candidates: canonicalise, decide cardinality, fold every key."""
-    registry = registry or RelationRegistry()
-    assertions, rejected = to_assertions(collection, candidates, observed_at, registry, entity_of)
-    decisions = cardinality_decisions(assertions, registry)
-    groups: dict[tuple[str, str], list[Assertion]] = defaultdict(list)
-    for a in assertions:
-        decision = decisions.get(a.relation)
-        groups[fold_key_of(a, decision.effective if decision else MULTI)].append(a)
-    facts: list[FactState] = []
-    for key in sorted(groups):
-        decision = decisions.get(key[1])
-        folded, unmatched = fold_key(
-            collection, groups[key], decision.effective if decision else MULTI
-        )
-        facts.extend(folded)
-        rejected.extend(unmatched_record(a) for a in unmatched)
-    return facts, rejected, decisions
+    candidates: list[Mapping[str, Any]],
+    registry: RelationRegistry,
+    entity_of: Mapping[str, str],
+    alpha: float,
+    theta_conf: float,
+) -> PreparedFacts:
+    """The fact stage before its per-key fold: each document's triples weighed (KGERMAR:
+    w = α·conf + (1−α)·freq/maxfreq, kept when w > θ_conf, w becoming the confidence, the
+    others quarantined), the kept ones canonicalised against the entities, and the
+    cardinality of every relation decided over the whole collection."""
+    observed = {c["segment_id"]: c["observed_at"] for c in candidates}
+    weighted = filter_candidates(candidates, alpha, theta_conf, scope="doc_id")
+    assertions, rejected = to_assertions(collection, weighted, observed, registry, entity_of)
+    rejected.extend(below_weight(candidates, weighted, theta_conf))
+    return PreparedFacts(assertions, cardinality_decisions(assertions, registry), rejected)
 
 
 def unmatched_record(a: Assertion) -> QuarantineRecord:

@@ -94,8 +94,8 @@ def _hybrid_weights(args: argparse.Namespace) -> int:
     from memory import Memory
     from memory.evaluation import snapshot_segments
     from memory.hybrid_fit import fit_hybrid_weights
-    from memory.hybrid_weights import write_fitted
     from transforms.evaluation.retrieval_questions import load_questions
+    from transforms.hybrid_weights import write_fitted
 
     if not args.benchmark:
         raise ValueError("train hybrid-weights needs --benchmark musique|locomo")

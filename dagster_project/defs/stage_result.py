@@ -1,12 +1,18 @@
-"""The metadata every stage reports, so the CLI summary and the UI show the same figures."""
+"""A stage's outcome as its asset's `MaterializeResult`: the metadata every stage reports
+(so the CLI summary and the UI show the same figures), its contract and quarantine-rate
+check results, and the seconds the stage took."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dagster as dg
+
+from dagster_project.defs.contract_check import contract_result
+from dagster_project.defs.quarantine_check import quarantine_rate_result
+from pipelines.outcome import StageOutcome
 
 ROWS_IN, ROWS_OUT, QUARANTINED, SECONDS, SKIPPED = (
     "rows_in",
@@ -15,6 +21,30 @@ ROWS_IN, ROWS_OUT, QUARANTINED, SECONDS, SKIPPED = (
     "seconds",
     "skipped_unchanged",
 )
+
+
+def materialized(stage: str, run: Callable[[], StageOutcome]) -> dg.MaterializeResult:
+    """Run a stage (`run()`) and report its outcome as `stage`'s materialisation."""
+    started = time.perf_counter()
+    outcome = run()
+    metadata = {
+        ROWS_IN: outcome.rows_in,
+        ROWS_OUT: outcome.rows_out,
+        QUARANTINED: outcome.quarantined,
+        SECONDS: round(time.perf_counter() - started, 3),
+        SKIPPED: outcome.skipped,
+        **{key: _metadata_value(value) for key, value in outcome.details.items()},
+    }
+    checks = []
+    if outcome.contract_rows is not None:
+        checks.append(contract_result(stage, outcome.contract_rows.to_pandas()))
+    if outcome.quarantine_rate is not None:
+        checks.append(quarantine_rate_result(stage, outcome.quarantine_rate))
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+
+
+def _metadata_value(value: Any) -> Any:
+    return dg.MetadataValue.json(value) if isinstance(value, dict | list) else value
 
 
 def stage_result(
@@ -27,7 +57,8 @@ def stage_result(
     check_results: Sequence[dg.AssetCheckResult] = (),
     **extra: Any,
 ) -> dg.MaterializeResult:
-    """MaterializeResult with the standard counts, elapsed seconds and any extra metadata."""
+    """The standard metadata for an asset that is not a build stage (the evaluations),
+    with the seconds since `started` and any extra metadata."""
     metadata = {
         ROWS_IN: rows_in,
         ROWS_OUT: rows_out,

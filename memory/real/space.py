@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from memory.facts import THETA_STABLE
 from memory.graph import Edge, MemoryGraph, graph_of
 from memory.real.intents import compatible, fact_intent
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
+from transforms.facts import THETA_STABLE
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 

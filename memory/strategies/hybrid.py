@@ -4,7 +4,7 @@ kind. It is the ranking that the graph strategies start from.
 
 Each signal returns its top `max(POOL, 2k)` segments; `transforms.rank_fusion.fuse`
 z-normalises each list and adds them with the weights of each segment's corpus kind
-(`memory.hybrid_weights`: documents and conversations differ, since lexical overlap
+(`transforms.hybrid_weights`: documents and conversations differ, since lexical overlap
 carries conversations and meaning carries encyclopedic passages). A signal the snapshot
 lacks is dropped and the remaining weights renormalised; a signal that returns nothing
 for a query (BM25 on a question of stop words) adds nothing.
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
 from memory.linking import full_text_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
 from transforms.rank_fusion import Scored, contributions, fuse
 
 POOL = 50

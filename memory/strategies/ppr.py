@@ -30,11 +30,11 @@ import numpy as np
 
 from memory.flat_prior import TEMPERATURE, flat_prior
 from memory.graph import graph_of
-from memory.hybrid_weights import CORPUS_KINDS
 from memory.linking import named_entities, phrase_keys, query_entities
 from memory.passage_graph import PHRASE_PREFIX, passage_graph
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from transforms.hybrid_weights import CORPUS_KINDS
 from transforms.rank_fusion import fuse
 
 DAMPING = 0.5

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memory.hybrid_weights import (
+from transforms.hybrid_weights import (
     DEFAULT_WEIGHTS,
     normalised,
     parse_weights,

@@ -125,7 +125,7 @@ def test_ner_command_line_selects_the_backend(tmp_path: Path):
     argv = ["--input", _segments(tmp_path, HF_TEXTS), "--output", str(tmp_path / "m")]
     argv += ["--backend", "hf", "--model", model, "--device", "cpu"]
     with TestPipeline() as p:
-        entity_mentions.run(argv, test_pipeline=p)
+        entity_mentions.main(argv, test_pipeline=p)
     written = pq.read_table(list(tmp_path.glob("m*.parquet"))).to_pylist()
     _hf_mentions_are_exact(HF_TEXTS, f"hf:{model}")(written)
 

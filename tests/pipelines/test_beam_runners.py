@@ -39,7 +39,6 @@ from pipelines.options import (
 )
 from pipelines.parquet_io import read_shards, write_input
 from pipelines.prism import offline_prism_binary, prism_release_name
-from pipelines.relation_candidates import SEGMENTS_WITH_MENTIONS_SQL
 from schemas.tables import (
     ENTITY_MENTIONS,
     EXTRACTABLE_KINDS,
@@ -47,6 +46,7 @@ from schemas.tables import (
     SEGMENT_WITH_MENTIONS,
     SEGMENTS,
 )
+from stores.stage_inputs import SEGMENTS_WITH_MENTIONS_SQL
 from transforms.relation_classifier import candidates as classifier_candidates
 from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
 
@@ -260,10 +260,10 @@ def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int
     segments = _segments()
     common = [f"--runner={runner}", *flags]
     ner_in = write_input(segments, root / "ner_in", SHARD_ROWS)
-    entity_mentions.run(["--input", ner_in, "--output", str(root / "ner_out" / "part"), *common])
+    entity_mentions.main(["--input", ner_in, "--output", str(root / "ner_out" / "part"), *common])
     mentions = read_shards(root / "ner_out" / "part", ENTITY_MENTIONS)
     rel_in = write_input(_with_mentions(segments, mentions), root / "rel_in", SHARD_ROWS)
-    relation_candidates.run(
+    relation_candidates.main(
         ["--input", rel_in, "--output", str(root / "rel_out" / "part"), *common]
     )
     candidates = read_shards(root / "rel_out" / "part", RELATION_CANDIDATES)

@@ -15,20 +15,18 @@ def _unit(*values: float) -> list[float]:
     return list(vector / np.linalg.norm(vector))
 
 
-def _rows(sql: str, params: list) -> list[dict]:
-    if "fact_versions" in sql:
-        return [{"head_entity_id": "e1", "tail_entity_id": "e3"}]
-    text = "NYC and New York City and Boston"
-    return [
-        {
-            "surface": s,
-            "segment_id": "s1",
-            "segment_text": text,
-            "char_start": text.index(s),
-            "char_end": text.index(s) + len(s),
-        }
-        for s in ("NYC", "New York City", "Boston")
-    ]
+TEXT = "NYC and New York City and Boston"
+MENTIONS = [
+    {
+        "surface": s,
+        "segment_id": "s1",
+        "segment_text": TEXT,
+        "char_start": TEXT.index(s),
+        "char_end": TEXT.index(s) + len(s),
+    }
+    for s in ("NYC", "New York City", "Boston")
+]
+TYPED = [("e1", "e3")]
 
 
 def test_the_stage_links_synonyms_and_co_occurrences_and_is_idempotent(tmp_path):
@@ -46,14 +44,14 @@ def test_the_stage_links_synonyms_and_co_occurrences_and_is_idempotent(tmp_path)
     db.create_table(lance_table_name("c", "names"), names)
     entity_of = {"nyc": "e1", "new york city": "e2", "boston": "e3"}
 
-    first = entity_links.run(_rows, entity_of, db, "c")
+    first = entity_links.link_entities(MENTIONS, TYPED, entity_of, db, "c")
     stored = db.open_table(lance_table_name("c", "links")).to_arrow().to_pylist()
     kinds = {(r["head_id"], r["tail_id"], r["kind"]) for r in stored}
     # e1-e3 has a typed fact, so it is no co-occurrence
     assert kinds == {("e1", "e2", "co_occurs"), ("e2", "e3", "co_occurs"), ("e1", "e2", "synonym")}
     assert first.by_kind == {"co_occurs": 2, "synonym": 1}
 
-    again = entity_links.run(_rows, entity_of, db, "c")
+    again = entity_links.link_entities(MENTIONS, TYPED, entity_of, db, "c")
     assert (again.written, again.version) == (0, first.version)
 
 
@@ -67,7 +65,7 @@ def test_a_single_name_searches_alone_and_links_nothing(tmp_path):
         }
     )
     db.create_table(lance_table_name("c", "names"), names)
-    outcome = entity_links.run(lambda sql, params: [], {"nyc": "e1"}, db, "c")
+    outcome = entity_links.link_entities([], [], {"nyc": "e1"}, db, "c")
     assert outcome.by_kind == {} and outcome.names == 1
 
 
@@ -90,7 +88,7 @@ def test_many_names_are_searched_through_an_index_and_keep_their_synonyms(tmp_pa
             }
         ),
     )
-    outcome = entity_links.run(lambda sql, params: [], {}, db, "c")
+    outcome = entity_links.link_entities([], [], {}, db, "c")
     assert db.open_table(lance_table_name("c", "names")).list_indices(), "names were indexed"
     stored = db.open_table(lance_table_name("c", "links")).to_arrow().to_pylist()
     assert {(r["head_id"], r["tail_id"]) for r in stored} >= {

@@ -124,7 +124,7 @@ def test_command_line_builds_with_prompt_overrides(tmp_path, server):
         "--prompt", "turn=memorai_triplets/v1", "--prompt", "chunk=",
     ]  # fmt: skip
     with TestPipeline() as p:
-        llm_triplets.run(argv, test_pipeline=p)
+        llm_triplets.main(argv, test_pipeline=p)
     _, _, stats = llm_triplets.read_outputs(prefix)
     assert (stats.segments_gated_out, stats.llm_calls) == (3, 1)
     (body,) = server.requests

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.facts import fold_facts, plan_versions
+from tests.transforms.fact_fold import fold_facts
+from transforms.facts import plan_versions, prepare_facts
 from transforms.relation_registry import RelationRegistry
 
 
@@ -205,3 +206,24 @@ def test_reported_speech_halves_confidence_and_marks_the_source():
     assert reported.confidence == 0.425 and reported.extractor == "reported:x"
     (confirmed,), _, _ = fold_facts("c", [quoted, direct], OBSERVED)
     assert confirmed.confidence > 0.85 and confirmed.extractor == "reported:x,x"
+
+
+def test_prepare_weighs_each_document_before_folding():
+    """Production's preparation: in a document where Sam lives in Leeds twice and likes tea
+    once, w(Leeds) = 0.7 * 0.9 + 0.3 = 0.93 and w(Tea) = 0.7 * 0.5 + 0.3 * 0.5 = 0.5 <=
+    θ_conf: Tea is quarantined, Leeds kept at confidence w."""
+    rows = [
+        _cand("s0", "Sam", "live_in", "Leeds", conf=0.9),
+        _cand("s1", "Sam", "live_in", "Leeds", conf=0.9),
+        _cand("s2", "Sam", "like", "Tea", conf=0.5),
+    ]
+    candidates = [
+        {**row, "id": f"c{i}", "observed_at": OBSERVED[row["segment_id"]]}
+        for i, row in enumerate(rows)
+    ]
+    prepared = prepare_facts("c", candidates, RelationRegistry(), {}, 0.7, 0.5)
+    assert {(a.relation, round(a.confidence, 3)) for a in prepared.assertions} == {
+        ("live_in", 0.93)
+    }
+    assert [r.reason for r in prepared.rejected] == ["KGERMAR triple weight w <= θ_conf (0.5)"]
+    assert prepared.decisions["live_in"].cardinality == "single"

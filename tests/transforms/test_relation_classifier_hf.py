@@ -142,5 +142,5 @@ def test_pipeline_command_line(tiny_model: Path, tmp_path: Path):
         "0.99",
     ]
     with TestPipeline() as p:
-        relation_classifier.run(argv, test_pipeline=p)
+        relation_classifier.main(argv, test_pipeline=p)
     assert read_shards(tmp_path / "cli" / "r", RELATION_CANDIDATES).num_rows == 0

@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.fact_folding import UNMATCHED, FoldConfig, build
+from pipelines.fact_versions import UNMATCHED, FoldConfig, build
 from schemas.tables import ASSERTIONS
-from transforms.facts import cardinality_decisions, fold_facts, to_assertions
+from tests.transforms.fact_fold import fold_facts
+from transforms.facts import cardinality_decisions, to_assertions
 from transforms.relation_registry import RelationRegistry
 
 PEOPLE, CITIES = ["Sam", "Ana", "Li", "Bo"], ["Leeds", "Lisbon", "Oslo"]

@@ -1,0 +1,192 @@
+"""Stage 7, `graph_embeddings`: embed segments, entities (their descriptions, and their
+names alone for synonym search), fact statements and KGERMAR's entity contexts into
+LanceDB, with full-text indexes, then train KGERMAR's R-GCN into the structural bank.
+
+Every table is synced by key (`stores.lance_tables`): only new or changed rows are
+embedded, every vector is cached by (encoder, text hash) across builds and collections,
+and an unchanged rebuild writes nothing. The texts encoded are counted in the stage's
+progress file.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pipelines.outcome import StageOutcome
+from pipelines.settings import BuildSettings
+from schemas.tables import (
+    LANCE_ENTITIES,
+    LANCE_ENTITY_CONTEXTS,
+    LANCE_ENTITY_NAMES,
+    LANCE_FACTS,
+    LANCE_SEGMENTS,
+    VECTOR,
+    VECTOR_FUSION,
+)
+from stores.lance_tables import Embed, TextTable, sync_tables
+from stores.stage_inputs import (
+    embedded_segments,
+    entities_with_statements,
+    graph_triples,
+    logical_facts,
+    mention_windows,
+)
+from stores.structure_table import StructureSync, entity_vectors, sync_structure
+from stores.warehouse import WarehouseStore
+from stores.workspace import lance_table_name
+from transforms.embedding import encode
+from transforms.embedding_cache import EmbeddingCache, cached_embed
+from transforms.entity_contexts import context_rows, span_pooled_encoder
+from transforms.facts import THETA_STABLE
+from transforms.graph_links import entity_description, fact_statement, segment_search_text
+from transforms.progress import progress_encoder, stage_progress_file, start_progress
+
+STAGE = "graph_embeddings"
+DESCRIPTION_FACTS = 8
+"""Current, stable fact statements in an entity's description."""
+
+
+def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
+    """Sync the collection's embedding tables and its structural bank."""
+    segments = embedded_segments(warehouse, collection)
+    for segment in segments:
+        segment["search_text"] = segment_search_text(segment)
+    found = entities_with_statements(warehouse, collection, THETA_STABLE, DESCRIPTION_FACTS)
+    for entity in found:
+        entity["description"] = entity_description(
+            entity["name"], entity["entity_type"], entity["aliases"], entity["statements"]
+        )
+    fact_rows = logical_facts(warehouse, collection)
+    for fact in fact_rows:
+        fact["statement"] = fact_statement(fact["head_name"], fact["relation"], fact["tail_name"])
+    contexts = context_rows(mention_windows(warehouse, collection), warehouse.entity_of(collection))
+    db = warehouse.workspace.lance()
+    syncs = sync_tables(
+        db,
+        collection,
+        _text_tables(warehouse, collection, settings, segments, found, fact_rows, contexts),
+    )
+    entity_ids, vectors = entity_vectors(
+        db, lance_table_name(collection, "entities"), lance_table_name(collection, "contexts")
+    )
+    rgcn = settings.rgcn()
+    structure = sync_structure(
+        db,
+        lance_table_name(collection, "structure"),
+        entity_ids,
+        vectors,
+        graph_triples(warehouse, collection, settings.rgcn_min_confidence),
+        rgcn,
+    )
+    embedded = sum(s.added for s in syncs.values())
+    deleted = sum(s.deleted for s in syncs.values())
+    return StageOutcome(
+        rows_in=len(segments) + len(found) + len(fact_rows),
+        rows_out=embedded + (structure.bank.rows.num_rows if structure.bank else 0),
+        skipped=embedded == 0 and deleted == 0 and structure.bank is None,
+        details={
+            **{f"{kind}_version": sync.version for kind, sync in syncs.items()},
+            "structure_version": structure.version,
+            "encoder": settings.encoder_model,
+            "fusion_encoder": settings.second_encoder or "none",
+            **_training_figures(structure, rgcn.as_dict()),
+        },
+    )
+
+
+def _text_tables(
+    warehouse: WarehouseStore,
+    collection: str,
+    settings: BuildSettings,
+    segments: list[dict[str, Any]],
+    entities: list[dict[str, Any]],
+    facts: list[dict[str, Any]],
+    contexts: list[dict[str, Any]],
+) -> list[TextTable]:
+    """The desired rows of each embedded table and the cached encoders that embed them."""
+    cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
+    progress = stage_progress_file(warehouse.workspace.parquet_dir(collection, STAGE))
+    start_progress(progress, 0, "texts embedded")
+    embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size, progress)
+    segment_vectors = {VECTOR: embed}
+    if settings.second_encoder:
+        segment_vectors[VECTOR_FUSION] = _cached_encoder(
+            cache, settings.second_encoder, settings.batch_size, progress
+        )
+    span_pooled = progress_encoder(
+        span_pooled_encoder(settings.encoder_model, settings.batch_size), progress
+    )
+    return [
+        TextTable(
+            "segments",
+            pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
+            "segment_id",
+            segment_vectors,
+            "search_text",
+            fts_column="search_text",
+        ),
+        TextTable(
+            "entities",
+            pa.Table.from_pylist(entities, schema=LANCE_ENTITIES),
+            "entity_id",
+            {VECTOR: embed},
+            "description",
+        ),
+        TextTable(
+            "names",
+            pa.Table.from_pylist(entities, schema=LANCE_ENTITY_NAMES),
+            "entity_id",
+            {VECTOR: embed},
+            "name",
+        ),
+        TextTable(
+            "facts",
+            pa.Table.from_pylist(facts, schema=LANCE_FACTS),
+            "fact_id",
+            {VECTOR: embed},
+            "statement",
+            fts_column="statement",
+        ),
+        TextTable(
+            "contexts",
+            pa.Table.from_pylist(contexts, schema=LANCE_ENTITY_CONTEXTS),
+            "entity_id",
+            {
+                VECTOR: cached_embed(
+                    span_pooled, cache, f"{settings.encoder_model}#span-pooled", "passage"
+                )
+            },
+            "contexts",
+        ),
+    ]
+
+
+def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int, progress: Path) -> Embed:
+    """Passage embeddings of `model` behind the workspace's embedding cache, the texts it
+    encodes counted in the stage's progress file."""
+    encoder = functools.partial(encode, model=model, batch_size=batch_size, role="passage")
+    return cached_embed(progress_encoder(encoder, progress), cache, model, "passage")
+
+
+def _training_figures(structure: StructureSync, config: dict[str, Any]) -> dict[str, Any]:
+    """The R-GCN run for the asset page: loss curve, time, seed, epochs (or why none ran)."""
+    bank = structure.bank
+    if bank is None:
+        return {"rgcn_trained": False, "graph_hash": structure.graph_hash}
+    return {
+        "rgcn_trained": True,
+        "graph_hash": structure.graph_hash,
+        "rgcn_seconds": bank.result.seconds,
+        "rgcn_seed": config["seed"],
+        "rgcn_epochs": config["epochs"],
+        "rgcn_facts": bank.n_facts,
+        "rgcn_relations": len(bank.relations),
+        "rgcn_basis_decomposition": bank.result.uses_bases,
+        "rgcn_device": bank.result.device,
+        "rgcn_config": config,
+        "rgcn_loss_curve": [round(x, 5) for x in bank.result.losses],
+    }

@@ -1,0 +1,136 @@
+"""The one Beam launcher of the build: hand a stage's rows to Beam as Parquet shards, run
+its pipeline on the configured runner, read the sharded output back.
+
+`launch` runs any stage pipeline over an Arrow table; `run_beam_stage` does so for the
+documents a per-document stage has not processed yet and stores the output for exactly
+those documents (`PendingDocuments`); `run_segment_stage` feeds it the chunks and turns
+of those documents (NER, phrases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+import pyarrow as pa
+
+from pipelines.outcome import StageOutcome
+from pipelines.parquet_io import clear_shards, read_shards, write_input
+from pipelines.settings import BuildSettings
+from stores.stage_inputs import extractable_segments
+from stores.warehouse import WarehouseStore
+from transforms.progress import stage_progress_file, start_progress
+
+BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
+
+
+@dataclass(frozen=True)
+class PendingDocuments:
+    """Documents of a collection that a stage must (re)process, and those it must drop."""
+
+    todo: list[str]
+    stale: list[str]
+
+    @classmethod
+    def of(
+        cls, warehouse: WarehouseStore, collection: str, stage: str, upstream: str
+    ) -> PendingDocuments:
+        done, ready = warehouse.ledger(collection, stage), warehouse.ledger(collection, upstream)
+        return cls(sorted(ready - done), sorted(done - ready))
+
+    def outcome(self, rows_in: int, rows_out: int, **details: Any) -> StageOutcome:
+        """The outcome of a run over these documents, with the stage's `details`."""
+        return StageOutcome(
+            rows_in=rows_in,
+            rows_out=rows_out,
+            skipped=not self.todo and not self.stale,
+            details={"documents_processed": len(self.todo), **details},
+        )
+
+
+def launch(
+    build: BuildFn,
+    inputs: pa.Table,
+    folder: Path,
+    settings: BuildSettings,
+    config: object,
+    outputs: Sequence[Path] = (),
+) -> Path:
+    """Run `build` over `inputs` with `config` under the stage folder `folder` and return
+    its output prefix (`folder/output/part`). Earlier shards of the output and of `outputs`
+    (a stage's side outputs) are cleared first; with no input rows nothing runs. The
+    stage's progress file counts the input rows done as the pipeline reads them
+    (`pipelines.stage_input`)."""
+    output_prefix = folder / "output" / "part"
+    for prefix in (output_prefix, *outputs):
+        clear_shards(prefix)
+    start_progress(stage_progress_file(folder), inputs.num_rows, "rows")
+    if inputs.num_rows:
+        input_pattern = write_input(inputs, folder / "input", settings.parquet_shard_rows)
+        with beam.Pipeline(options=settings.beam_options()) as p:
+            build(p, input_pattern, str(output_prefix), config)
+    return output_prefix
+
+
+def run_beam_stage(
+    *,
+    warehouse: WarehouseStore,
+    settings: BuildSettings,
+    collection: str,
+    stage: str,
+    pending: PendingDocuments,
+    inputs: pa.Table,
+    build: BuildFn,
+    output_schema: pa.Schema,
+    config: object | None = None,
+) -> pa.Table:
+    """`launch` `build` over `inputs` with `config` (default: the spaCy stage config) and
+    store its output as `stage`'s rows of `pending.todo`."""
+    folder = warehouse.workspace.parquet_dir(collection, stage)
+    prefix = launch(build, inputs, folder, settings, config or settings.spacy_stage())
+    output = read_shards(prefix, output_schema)
+    warehouse.replace_documents(stage, collection, stage, pending.todo, output, pending.stale)
+    return output
+
+
+@dataclass(frozen=True)
+class SegmentStageRun:
+    """What a per-segment stage wrote, over which documents and how many segments."""
+
+    output: pa.Table
+    pending: PendingDocuments
+    segments: int
+
+    def outcome(self, **details: Any) -> StageOutcome:
+        return self.pending.outcome(self.segments, self.output.num_rows, **details)
+
+
+def run_segment_stage(
+    *,
+    warehouse: WarehouseStore,
+    settings: BuildSettings,
+    collection: str,
+    stage: str,
+    build: BuildFn,
+    output_schema: pa.Schema,
+    config: object | None = None,
+) -> SegmentStageRun:
+    """`run_beam_stage` over the chunks and turns of the documents that `segments` has
+    processed and `stage` has not."""
+    pending = PendingDocuments.of(warehouse, collection, stage, "segments")
+    segments = extractable_segments(warehouse, collection, pending.todo)
+    output = run_beam_stage(
+        warehouse=warehouse,
+        settings=settings,
+        collection=collection,
+        stage=stage,
+        pending=pending,
+        inputs=segments,
+        build=build,
+        output_schema=output_schema,
+        config=config,
+    )
+    return SegmentStageRun(output, pending, segments.num_rows)
