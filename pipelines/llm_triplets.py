@@ -50,6 +50,29 @@ def output_paths(output_prefix: str | Path) -> OutputPaths:
     )
 
 
+class ExtractTriplets(beam.PTransform):
+    """LLM_SEGMENTS rows -> LLM_TRIPLETS rows (main output `rows`), quarantine records of
+    invalid answers (`QUARANTINE_TAG`) and per-batch call counters (`STATS_TAG`): batches
+    through the gated, cached LLM runner."""
+
+    def __init__(self, cfg: LLMStageConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def expand(self, segments: beam.PCollection) -> beam.pvalue.DoOutputsTuple:
+        return (
+            segments
+            | "Batch"
+            >> beam.BatchElements(
+                min_batch_size=self.cfg.min_batch_size, max_batch_size=self.cfg.max_batch_size
+            )
+            | "LLMTriplets"
+            >> beam.ParDo(LLMTripletDoFn(self.cfg)).with_outputs(
+                QUARANTINE_TAG, STATS_TAG, main="rows"
+            )
+        )
+
+
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: LLMStageConfig
 ) -> beam.PCollection:
@@ -58,10 +81,7 @@ def build(
     results = (
         p
         | "ReadSegments" >> ReadStageInput(input_pattern)
-        | "Batch"
-        >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
-        | "LLMTriplets"
-        >> beam.ParDo(LLMTripletDoFn(cfg)).with_outputs(QUARANTINE_TAG, STATS_TAG, main="rows")
+        | "ExtractTriplets" >> ExtractTriplets(cfg)
     )
     results.rows | "WriteTriplets" >> parquetio.WriteToParquet(
         str(paths.triplets_prefix), LLM_TRIPLETS, file_name_suffix=".parquet"

@@ -18,12 +18,13 @@ from apache_beam.io import parquetio
 from pipelines.launcher import PendingDocuments, run_beam_stage
 from pipelines.options import SpacyStageConfig, run_stage
 from pipelines.outcome import StageOutcome, value_counts
+from pipelines.relation_classifier import ClassifyPairs
 from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
 from stores.stage_inputs import segments_with_mentions
 from stores.warehouse import WarehouseStore
-from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
+from transforms.relation_classifier.candidates import ClassifierConfig
 from transforms.relations import DependencyRelationDoFn
 
 
@@ -69,15 +70,7 @@ class ExtractRelations(beam.PTransform):
             >> beam.ParDo(DependencyRelationDoFn(spacy.model, spacy.max_batch_size))
         ]
         if classifier is not None:
-            branches.append(
-                segments
-                | "BatchForClassifier"
-                >> beam.BatchElements(
-                    min_batch_size=classifier.min_batch_size,
-                    max_batch_size=classifier.max_batch_size,
-                )
-                | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(classifier))
-            )
+            branches.append(segments | "ClassifyPairs" >> ClassifyPairs(classifier))
         return branches | "Flatten" >> beam.Flatten()
 
 

@@ -20,16 +20,33 @@ from transforms.relation_classifier.candidates import (
 from transforms.relation_classifier.probe import DEFAULT_NAME
 
 
+class ClassifyPairs(beam.PTransform):
+    """Segments with their mentions -> RELATION_CANDIDATES rows of the pair classifier:
+    batches of segments, every entity pair within the window classified."""
+
+    def __init__(self, cfg: ClassifierConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def expand(self, segments: beam.PCollection) -> beam.PCollection:
+        return (
+            segments
+            | "Batch"
+            >> beam.BatchElements(
+                min_batch_size=self.cfg.min_batch_size, max_batch_size=self.cfg.max_batch_size
+            )
+            | "Classify" >> beam.ParDo(ClassifierRelationDoFn(self.cfg))
+        )
+
+
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: ClassifierConfig
 ) -> beam.PCollection:
-    """Add relation classification to `p`: read, batch, classify pairs, write Parquet."""
+    """Add relation classification to `p`: read, classify pairs, write Parquet."""
     candidates = (
         p
         | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
-        | "Batch"
-        >> beam.BatchElements(min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size)
-        | "ClassifyPairs" >> beam.ParDo(ClassifierRelationDoFn(cfg))
+        | "ClassifyPairs" >> ClassifyPairs(cfg)
     )
     candidates | "WriteCandidates" >> parquetio.WriteToParquet(
         output_prefix, RELATION_CANDIDATES, file_name_suffix=".parquet"
