@@ -176,7 +176,9 @@ def bench_settings(home: Path, llm: bool):  # noqa: ANN201 (PipelineSettings imp
 def timed_build(label: str, corpus: Path, root: Path, settings: Any, hooks: Hooks) -> BuildRun:
     """Build the bench collection from `corpus` into `root`, timing the whole call."""
     from dagster_project.build import build_collection
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import kgmem_definitions
+
+    defs = kgmem_definitions()
 
     def on_stage(stage: str, summary: object) -> None:
         if summary is None:

@@ -19,6 +19,7 @@ from typing import Any
 import dagster as dg
 
 from dagster_project.automation.fingerprints import inputs_fingerprint, record_built
+from dagster_project.automation.jobs import BUILD_GROUPS
 from dagster_project.defs.stage_result import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -91,15 +92,10 @@ def prepare_instance(workspace: Workspace) -> dg.DagsterInstance:
 
 
 def stage_order(defs: dg.Definitions) -> list[dg.AssetKey]:
-    """Keys of the collection-partitioned assets of `defs` (the stages of a build), in
-    lineage order; dataset-level assets such as the extraction evaluation are not part of
-    a collection's build."""
+    """Keys of the build stages of `defs` (the assets of `BUILD_GROUPS`), in lineage order;
+    evaluations are jobs of their own (`automation.jobs`)."""
     graph = defs.resolve_asset_graph()
-    return [
-        key
-        for key in graph.toposorted_asset_keys
-        if graph.get(key).partitions_def == collections_partitions
-    ]
+    return [key for key in graph.toposorted_asset_keys if graph.get(key).group_name in BUILD_GROUPS]
 
 
 def build_collection(
@@ -153,6 +149,33 @@ def build_collection(
             raise BuildFailed(_failure_message(stage, result, failed_checks))
     record_built(warehouse, collection, fingerprint)
     return summaries
+
+
+def evaluate_collection(
+    collection: str,
+    workspace: Workspace,
+    defs: dg.Definitions,
+    job: str,
+    config: dict[str, dict[str, Any]],
+) -> list[str]:
+    """Run evaluation job `job` (`automation.jobs`) on the built `collection` with each
+    asset's run `config` (asset name -> config), in the workspace's instance; the names of
+    its checks that did not pass (a strategy that raised, a recall drop beyond the
+    margin). Raises BuildFailed naming the evaluation that failed."""
+    job_def = defs.resolve_job_def(job)
+    result = dg.materialize(
+        list(defs.assets or []),
+        selection=job_def.asset_layer.selected_asset_keys,
+        partition_key=collection,
+        instance=prepare_instance(workspace),
+        resources={"warehouse": WarehouseResource(root=str(workspace.root))},
+        run_config={**QUIET_LOGS, "ops": {name: {"config": c} for name, c in config.items()}},
+        raise_on_error=False,
+        tags={"kgmem/collection": collection, "kgmem/job": job},
+    )
+    if not result.success:
+        raise BuildFailed(_failure_message(job, result, []))
+    return [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
 
 
 def _summary(stage: str, result: dg.ExecuteInProcessResult) -> StageSummary:

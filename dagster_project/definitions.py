@@ -1,24 +1,39 @@
-"""The Dagster code location of kgmem: every stage asset, its checks, the resources, the
-partitioned build job, the inbox sensor and the nightly schedule."""
+"""The Dagster code location of kgmem: every asset under `dagster_project/defs/` (found by
+Dagster's `load_defs`, one folder per stage), the resources, the partitioned build job, the
+evaluation jobs, the inbox sensor and the nightly schedule.
+
+`defs` is what `dagster dev` and `kgmem ui` load (`[tool.dg]` in pyproject.toml names the
+defs module); `kgmem_definitions()` is the same object for kgmem's own code (the CLI builds,
+backfills and benchmarks), loaded once per process.
+"""
 
 from __future__ import annotations
 
+import functools
+
 import dagster as dg
 
-from dagster_project import defs as stage_defs
-from dagster_project.automation.jobs import build_job
+from dagster_project import defs as defs_folder
+from dagster_project.automation.jobs import build_job, evaluation_jobs
 from dagster_project.automation.schedules import nightly_schedule
 from dagster_project.automation.sensors import collection_inbox, record_completed_builds
 from dagster_project.resources import PipelineSettings, WarehouseResource
 
-ALL_ASSETS = dg.load_assets_from_package_module(stage_defs)
 
-build_collection_job = build_job(ALL_ASSETS)
+@functools.cache
+def kgmem_definitions() -> dg.Definitions:
+    """Every definition of the code location."""
+    return dg.Definitions.merge(
+        dg.load_defs(defs_root=defs_folder),
+        dg.Definitions(
+            jobs=[build_job(), *evaluation_jobs()],
+            schedules=[nightly_schedule()],
+            sensors=[collection_inbox, record_completed_builds],
+            resources={"warehouse": WarehouseResource(), "settings": PipelineSettings()},
+        ),
+    )
 
-defs = dg.Definitions(
-    assets=ALL_ASSETS,
-    jobs=[build_collection_job],
-    schedules=[nightly_schedule()],
-    sensors=[collection_inbox, record_completed_builds],
-    resources={"warehouse": WarehouseResource(), "settings": PipelineSettings()},
-)
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return kgmem_definitions()

@@ -266,16 +266,6 @@ STAGE_STATE = pa.schema(
     ]
 )
 
-BENCHMARKS = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("kind", pa.string()),
-        ("dataset", pa.string()),
-        ("options", pa.string()),
-        ("registered_at", TIMESTAMP),
-    ]
-)
-
 EVALUATION_RESULTS = pa.schema(
     [
         ("collection", pa.string()),

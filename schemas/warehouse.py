@@ -16,7 +16,6 @@ from __future__ import annotations
 from schemas.ddl import TableDecl
 from schemas.llm_outputs import LLM_TRIPLETS
 from schemas.tables import (
-    BENCHMARKS,
     COLLECTIONS,
     DOCUMENTS,
     ENTITIES,
@@ -75,9 +74,6 @@ TABLES = (
     ),
     TableDecl("stage_ledger", STAGE_LEDGER, ("collection", "stage", "doc_id")),
     TableDecl("stage_state", STAGE_STATE, ("collection", "stage")),
-    TableDecl(
-        "benchmarks", BENCHMARKS, ("collection",), ("kind", "dataset", "options", "registered_at")
-    ),
     TableDecl(
         "evaluation_results",
         EVALUATION_RESULTS,

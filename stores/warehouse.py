@@ -65,16 +65,6 @@ class WarehouseStore:
                 [collection, json.dumps(list(inputs)), datetime.now(UTC)],
             )
 
-    def register_benchmark(
-        self, collection: str, kind: str, dataset: str, options: Mapping[str, Any]
-    ) -> None:
-        """Mark `collection` as benchmark `kind` built from `dataset`, for the eval assets."""
-        with self.connect() as con:
-            con.execute(
-                "INSERT OR REPLACE INTO benchmarks VALUES (?, ?, ?, ?, ?)",
-                [collection, kind, str(dataset), json.dumps(dict(options)), datetime.now(UTC)],
-            )
-
     def fetch(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> pa.Table:
         """Run a parameterised query (positional or named parameters) as an Arrow table."""
         with self.connect() as con:

@@ -122,7 +122,9 @@ def build_partition(
     """Build one registered collection from its registered inputs (a worker's job), its
     stages of the "llm" pool each holding one of `llm_slots` slots. Any error ends this
     partition as "failed" with its message; the other partitions go on."""
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import kgmem_definitions
+
+    defs = kgmem_definitions()
 
     started = time.perf_counter()
     workspace = Workspace.at(root)

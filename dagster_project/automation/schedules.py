@@ -1,9 +1,10 @@
-"""The nightly schedule: rebuild (and re-evaluate) every collection that changed.
+"""The nightly schedule: rebuild every collection that changed.
 
 On each tick it compares the fingerprint of every registered collection's inputs with the one
 recorded by its last completed build (`fingerprints.pending_collections`) and requests a run
-of the build job for each one that differs or was never completed; the collection-level
-evaluation assets run in the same run, after `memory_snapshot`. The cron expression and time
+of the build job for each one that differs or was never completed. Evaluations are jobs of
+their own (`automation.jobs`), run by `kgmem eval` or from the launchpad. The cron
+expression and time
 zone come from the factory's arguments, else `$KGMEM_NIGHTLY_CRON` / `$KGMEM_NIGHTLY_TZ`,
 else 02:00 UTC.
 """
@@ -38,7 +39,7 @@ def nightly_schedule(
         execution_timezone=timezone or os.environ.get(TIMEZONE_ENV, "UTC"),
         job_name=BUILD_JOB,
         description="Builds every collection whose inputs changed since its last completed "
-        "build, then its collection-level evaluations.",
+        "build.",
     )
     def nightly(
         context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource

@@ -45,7 +45,9 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchmarks.reliability import run_reliability
     from dagster_project.build import stage_order
-    from dagster_project.definitions import defs
+    from dagster_project.definitions import kgmem_definitions
+
+    defs = kgmem_definitions()
 
     corpus = [Path(p) for p in (args.input or DEFAULT_CORPUS)]
     missing = [str(p) for p in corpus if not p.exists()]

@@ -90,12 +90,14 @@ def build_with_progress(
     While a stage runs, its rows done of total (`transforms.progress`) are shown beside its
     name, refreshed twice a second; where stderr is not a terminal (a log file, a pipe),
     a line per stage start and one every `LOG_EVERY_SECONDS` while it counts."""
-    from dagster_project.build import BuildFailed, StageSummary, build_collection
-    from dagster_project.definitions import ALL_ASSETS, defs
+    from dagster_project.build import BuildFailed, StageSummary, build_collection, stage_order
+    from dagster_project.definitions import kgmem_definitions
+
+    defs = kgmem_definitions()
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task(f"building {collection}", total=len(ALL_ASSETS))
+        task = progress.add_task(f"building {collection}", total=len(stage_order(defs)))
         watcher = StageWatcher(
             lambda stage: stage_progress_file(workspace.parquet_dir(collection, stage)),
             lambda text: progress.update(task, description=f"{collection}: {text}"),

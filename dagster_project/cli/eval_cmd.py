@@ -1,9 +1,9 @@
 """`kgmem eval`: evaluate extraction, consolidation and temporal retrieval on benchmarks.
 
-    kgmem eval extraction --dataset ../shared/data/redocred/dev_revised.json [--limit N]
-    kgmem eval consolidation --dataset ../shared/data/redocred/dev_revised.json
-    kgmem eval window-recall --dataset ../shared/data/redocred/dev_revised.json
-    kgmem eval temporal --dataset ../shared/data/timeqa/human_annotated_train.json --articles 40
+    kgmem eval extraction --dataset redocred/dev_revised.json [--limit N]
+    kgmem eval consolidation --dataset redocred/dev_revised.json
+    kgmem eval window-recall --dataset redocred/dev_revised.json
+    kgmem eval temporal --dataset timeqa/human_annotated_train.json --articles 40
 
 `extraction` materialises the `extraction_evaluation` asset (NER and relation P/R/F1;
 the trained pair classifier is scored on the documents it held out) and prints its report.
@@ -11,22 +11,23 @@ the trained pair classifier is scored on the documents it held out) and prints i
 `window-recall` shows how KGERMAR's pair window W bounds relation recall.
 
 `temporal` writes TimeQA's paragraphs as a JSONL collection (`timeqa` unless
-`--collection`), registers the benchmark, builds the collection (the `temporal_evaluation`
-asset runs as its last stage) and prints hit@k per strategy with and without the
-question's reference time.
+`--collection`), builds it, runs the `evaluate_temporal` job on it and prints hit@k per
+strategy with and without the question's reference time.
 
     kgmem eval retrieval --benchmark locomo|musique [--strategies all|NAME,...]
         [--input PATH] [--dataset QUESTIONS] [--questions N] [--llm] [--json]
         [--misses FILE] [--reranker MODEL [--rerank-depth N]]
 
 `retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
-`--collection`; LoCoMo's conversations, MuSiQue's passage corpus, default the files under
-../shared/data), registers the benchmark, and the `retrieval_evaluation` and
-`retrieval_comparison` assets score every chosen strategy on the new snapshot and print the
-side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo turn- and session-level
-recall@3/5/10). The build runs without the LLM triplet stage by default (llm_backend
-"none"), so a benchmark builds in minutes; `--llm` keeps the LLM stage configured in
-`<home>/kgmem.toml` or `$KGMEM_LLM_BACKEND`. An unchanged corpus reuses its snapshot.
+`--collection`; LoCoMo's conversations, MuSiQue's passage corpus), then runs the
+`evaluate_retrieval` job (`retrieval_evaluation`, `retrieval_comparison`) on the new
+snapshot and prints the side-by-side table (MuSiQue passage recall@2/5 and MRR; LoCoMo
+turn- and session-level recall@3/5/10). Relative dataset paths, and the benchmark's
+default files (LoCoMo: `locomo/locomo10_dev.json`; MuSiQue:
+`musique/musique_train_corpus.json` and `musique/musique_train.json`), are found under
+`--data` (default `$KGMEM_DATA`). The build runs without the LLM triplet stage by default
+(llm_backend "none"), so a benchmark builds in minutes; `--llm` keeps the LLM stage
+configured in `<home>/kgmem.toml` or `$KGMEM_LLM_BACKEND`. An unchanged corpus reuses its snapshot.
 `--misses FILE` writes, for each gold passage (MuSiQue: outside the first 5; LoCoMo turns:
 outside the first 10) a strategy missed, its rank under every strategy and the seeds, flat
 ranking and paths that the strategy used: the place to start when a strategy trails.
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from rich.table import Table
@@ -47,20 +49,13 @@ from dagster_project.cli.build_cmd import build_with_progress
 from dagster_project.cli.common import add_home, console, out
 from stores.workspace import Workspace
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA_ENV = "KGMEM_DATA"
 RETRIEVAL_DATA = {
-    "locomo": (SHARED_DATA / "locomo" / "locomo10_dev.json", None),
-    "musique": (
-        SHARED_DATA / "musique" / "musique_train_corpus.json",
-        SHARED_DATA / "musique" / "musique_train.json",
-    ),
+    "locomo": ("locomo/locomo10_dev.json", None),
+    "musique": ("musique/musique_train_corpus.json", "musique/musique_train.json"),
 }
-"""Default (corpus, questions) per retrieval benchmark; None: the questions are in the corpus."""
-
-RESULTS_SQL = """
-SELECT strategy, metric, value, snapshot_id FROM evaluation_results
-WHERE collection = ? AND snapshot_id = ? AND benchmark = ? ORDER BY strategy, metric
-"""
+"""Default (corpus, questions) per retrieval benchmark, under the data folder; None: the
+questions are in the corpus."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -89,7 +84,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--strategies", default="all", help="retrieval: all, or strategy names split by commas"
     )
     evaluate.add_argument(
-        "--input", help="retrieval: the corpus file (default: the benchmark's, in shared data)"
+        "--input", help="retrieval: the corpus file (default: the benchmark's, under --data)"
     )
     evaluate.add_argument("--questions", type=int, help="retrieval: only the first N questions")
     evaluate.add_argument(
@@ -110,6 +105,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--rerank-depth", type=int, help="retrieval: passages the reranker reorders (default 20)"
     )
+    evaluate.add_argument(
+        "--data",
+        help=f"folder that relative dataset paths and the default files are under "
+        f"(default ${DATA_ENV}, else the current folder)",
+    )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
     return evaluate
@@ -119,7 +119,23 @@ def run(args: argparse.Namespace) -> int:
     if args.kind != "retrieval" and args.dataset is None:
         console.print(f"[red]eval {args.kind} needs --dataset[/red]")
         return 2
+    if args.dataset is not None:
+        args.dataset = str(data_path(args, args.dataset))
     return RUNNERS[args.kind](args)
+
+
+def data_path(args: argparse.Namespace, path: str) -> Path:
+    """`path`, or relative to it, the data folder (`--data`, else `$KGMEM_DATA`)."""
+    given = Path(path).expanduser()
+    if given.is_absolute() or given.exists():
+        return given.resolve()
+    root = args.data or os.environ.get(DATA_ENV)
+    if root is None:
+        raise FileNotFoundError(f"{path} not found (relative paths are looked up under --data)")
+    found = Path(root).expanduser() / given
+    if not found.exists():
+        raise FileNotFoundError(f"{path} not found under the data folder {root}")
+    return found.resolve()
 
 
 def _extraction(args: argparse.Namespace) -> int:
@@ -207,8 +223,11 @@ def _window_recall(args: argparse.Namespace) -> int:
 
 
 def _temporal(args: argparse.Namespace) -> int:
-    from dagster_project.resources import WarehouseResource
-    from stores.snapshots import list_snapshots
+    from dagster_project.automation.jobs import TEMPORAL_JOB
+    from dagster_project.build import evaluate_collection
+    from dagster_project.definitions import kgmem_definitions
+    from stores.evaluation_results import evaluation_rows, newest_snapshot
+    from stores.warehouse import Warehouse
     from transforms.evaluation.timeqa import load_timeqa
 
     workspace = Workspace.at(args.home)
@@ -220,22 +239,22 @@ def _temporal(args: argparse.Namespace) -> int:
     documents.write_text(
         "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dataset.documents)
     )
-    options = {"max_articles": args.articles}
-    WarehouseResource(root=str(workspace.root)).register_benchmark(
-        args.collection, "timeqa", args.dataset, options
-    )
     if build_with_progress(args.collection, [str(documents)], workspace) is None:
         return 1
-    con = workspace.connect(read_only=True)
-    snapshot = list_snapshots(con, args.collection)[0].snapshot_id
-    rows = (
-        con.sql(RESULTS_SQL, params=[args.collection, snapshot, "timeqa"])
-        .to_arrow_table()
-        .to_pylist()
+    config = {"dataset": args.dataset, "max_articles": args.articles}
+    failed = evaluate_collection(
+        args.collection,
+        workspace,
+        kgmem_definitions(),
+        TEMPORAL_JOB,
+        {"temporal_evaluation": config},
     )
+    warehouse = Warehouse(str(workspace.root))
+    snapshot = newest_snapshot(warehouse, args.collection)
+    rows = evaluation_rows(warehouse, args.collection, snapshot, "timeqa")
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
+        return _failed_checks(failed)
     table = Table(title=f"TimeQA hit@k ({len(dataset.questions)} questions, snapshot {snapshot})")
     for column in ("strategy", "k", "ignoring time", "at the question's time", "change"):
         table.add_column(column, justify="left" if column == "strategy" else "right")
@@ -245,16 +264,19 @@ def _temporal(args: argparse.Namespace) -> int:
         timed, plain = values[(strategy, metric)], values[(strategy, f"hit@{k}_ignoring_time")]
         table.add_row(strategy, k, f"{plain:.3f}", f"{timed:.3f}", f"{timed - plain:+.3f}")
     out.print(table)
-    return 0
+    return _failed_checks(failed)
 
 
 def _retrieval(args: argparse.Namespace) -> int:
-    from dagster_project.resources import WarehouseResource
+    from dagster_project.automation.jobs import RETRIEVAL_JOB
+    from dagster_project.build import evaluate_collection
+    from dagster_project.definitions import kgmem_definitions
     from dagster_project.resources.settings_file import load_settings
     from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, split_variant
     from memory.reranker import RERANK_DEPTH
     from memory.strategies.names import STRATEGY_NAMES
-    from stores.snapshots import list_snapshots
+    from stores.evaluation_results import evaluation_rows, newest_snapshot
+    from stores.warehouse import Warehouse
     from transforms.evaluation.retrieval_report import by_strategy, comparison_markdown
 
     if args.benchmark is None:
@@ -273,44 +295,54 @@ def _retrieval(args: argparse.Namespace) -> int:
         strategies = (strategies or list(STRATEGY_NAMES)) + (
             [] if reranked else [f"{s}{RERANKED}" for s in RERANKED_BY_DEFAULT]
         )
-    corpus, questions = RETRIEVAL_DATA[args.benchmark]
-    corpus = Path(args.input) if args.input else corpus
-    dataset = Path(args.dataset) if args.dataset else questions or corpus
-    for path in (corpus, dataset):
-        if not path.exists():
-            console.print(f"[red]{path} not found[/red]")
-            return 2
+    default_corpus, default_questions = RETRIEVAL_DATA[args.benchmark]
+    corpus = data_path(args, args.input or default_corpus)
+    dataset = (
+        Path(args.dataset) if args.dataset else data_path(args, default_questions or default_corpus)
+    )
     workspace = Workspace.at(args.home)
     collection = args.collection or args.benchmark
-    options = {"questions": args.questions, "strategies": strategies}
-    if args.reranker:
-        options["reranker"] = args.reranker
-        options["rerank_depth"] = args.rerank_depth or RERANK_DEPTH
-    if args.misses:
-        options["misses"] = str(Path(args.misses).resolve())
-    WarehouseResource(root=str(workspace.root)).register_benchmark(
-        collection, args.benchmark, str(dataset.resolve()), options
-    )
     settings = load_settings(workspace.root, {} if args.llm else {"llm_backend": "none"})
     if build_with_progress(collection, [str(corpus)], workspace, settings) is None:
         return 1
-    con = workspace.connect(read_only=True)
-    snapshot = list_snapshots(con, collection)[0].snapshot_id
-    rows = (
-        con.sql(RESULTS_SQL, params=[collection, snapshot, args.benchmark])
-        .to_arrow_table()
-        .to_pylist()
+    config = {
+        "benchmark": args.benchmark,
+        "dataset": str(dataset),
+        "strategies": strategies,
+        "questions": args.questions,
+        "reranker": args.reranker,
+        "rerank_depth": args.rerank_depth or RERANK_DEPTH,
+        "misses": str(Path(args.misses).resolve()) if args.misses else None,
+    }
+    failed = evaluate_collection(
+        collection,
+        workspace,
+        kgmem_definitions(),
+        RETRIEVAL_JOB,
+        {
+            "retrieval_evaluation": config,
+            "retrieval_comparison": {"benchmark": args.benchmark},
+        },
     )
-    con.close()
+    warehouse = Warehouse(str(workspace.root))
+    snapshot = newest_snapshot(warehouse, collection)
+    rows = evaluation_rows(warehouse, collection, snapshot, args.benchmark)
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
+        return _failed_checks(failed)
     print(comparison_markdown(args.benchmark, rows, snapshot))
     out.print(
         f"{len(by_strategy(rows))} strategies; results in {workspace.root / 'results'}",
         highlight=False,
     )
-    return 0
+    return _failed_checks(failed)
+
+
+def _failed_checks(failed: list[str]) -> int:
+    """1 after naming the evaluation checks that failed (on stderr), else 0."""
+    if failed:
+        console.print(f"[red]evaluation checks failed:[/red] {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 RUNNERS = {

@@ -7,10 +7,12 @@ import dagster as dg
 import pytest
 
 from dagster_project.build import build_collection
-from dagster_project.definitions import defs
+from dagster_project.definitions import kgmem_definitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from stores.workspace import Workspace
 from tests.conftest import SAMPLE
+
+defs = kgmem_definitions()
 
 
 def _by_stage(summaries):

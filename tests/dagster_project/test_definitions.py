@@ -2,8 +2,12 @@
 
 import dagster as dg
 
-from dagster_project.definitions import defs
+from dagster_project.automation.jobs import BUILD_JOB, RETRIEVAL_JOB, TEMPORAL_JOB
+from dagster_project.build import stage_order
+from dagster_project.definitions import kgmem_definitions
 from memory.strategies.registry import STRATEGIES
+
+defs = kgmem_definitions()
 
 STAGES = [
     "raw_documents",
@@ -64,3 +68,19 @@ def test_every_stage_is_partitioned_by_collection():
 
 def test_llm_stage_has_a_concurrency_pool():
     assert defs.resolve_asset_graph().get(dg.AssetKey("llm_triplets")).pools == {"llm"}
+
+
+def test_a_build_runs_the_stages_and_evaluations_are_jobs_of_their_own():
+    stages = [k.to_user_string() for k in stage_order(defs)]
+    evaluations = {"temporal_evaluation", "retrieval_evaluation", "retrieval_comparison"}
+    assert stages == [s for s in stages if s not in evaluations]
+    assert set(stages) == set(STAGES) - evaluations
+    build = defs.resolve_job_def(BUILD_JOB).asset_layer.selected_asset_keys
+    assert {k.to_user_string() for k in build} == set(stages)
+    retrieval = defs.resolve_job_def(RETRIEVAL_JOB).asset_layer.selected_asset_keys
+    assert {k.to_user_string() for k in retrieval} == {
+        "retrieval_evaluation",
+        "retrieval_comparison",
+    }
+    temporal = defs.resolve_job_def(TEMPORAL_JOB).asset_layer.selected_asset_keys
+    assert {k.to_user_string() for k in temporal} == {"temporal_evaluation"}

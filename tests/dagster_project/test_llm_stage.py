@@ -8,10 +8,12 @@ import json
 import pytest
 
 from dagster_project.build import BuildFailed, build_collection
-from dagster_project.definitions import defs
+from dagster_project.definitions import kgmem_definitions
 from dagster_project.resources import PipelineSettings
 from stores.workspace import Workspace
 from tests.transforms.llm.fake_openai_server import FakeChatServer, chat_response
+
+defs = kgmem_definitions()
 
 SESSION = {
     "conversation_id": "c1",

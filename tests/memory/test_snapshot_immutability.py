@@ -9,12 +9,14 @@ import pytest
 
 from dagster_project.build import build_collection
 from dagster_project.cli import main
-from dagster_project.definitions import defs
+from dagster_project.definitions import kgmem_definitions
 from dagster_project.resources import PipelineSettings
 from memory import Memory
 from memory.strategies.registry import STRATEGIES
 from stores.workspace import Workspace
 from tests.conftest import SAMPLE
+
+defs = kgmem_definitions()
 
 DOCUMENTS = [
     "2020-02-10-harborview-office-opens.md",

@@ -20,9 +20,7 @@ RESULTS_FILE = "extraction_evaluation.json"
 class ExtractionEvalConfig(dg.Config):
     """Which dataset to score, and how much of it."""
 
-    dataset: str = Field(
-        "../shared/data/redocred/dev_revised.json", description="Re-DocRED-layout JSON file"
-    )
+    dataset: str = Field(description="Re-DocRED-layout JSON file")
     limit: int | None = Field(None, description="score only the first N documents")
     llm_documents: int = Field(
         0,

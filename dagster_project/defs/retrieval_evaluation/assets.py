@@ -1,10 +1,11 @@
 """Evaluation: retrieval quality of every strategy on LoCoMo and MuSiQue collections.
 
-Both assets run for a collection registered as a retrieval benchmark (`kgmem eval
-retrieval`) and are skipped otherwise. `retrieval_evaluation` scores every strategy on the
-collection's newest snapshot (one asset per benchmark collection; per-strategy figures go
-into `<strategy>/<metric>` metadata, which the UI plots across materializations) and
-carries one regression check per strategy registered when the definitions load.
+Both assets belong to the `evaluate_retrieval` job, not to a build: `kgmem eval retrieval`
+launches them after building the benchmark's corpus, with the benchmark, its questions file
+and the options as run config (the launchpad takes the same). `retrieval_evaluation`
+scores every strategy on the collection's newest snapshot (per-strategy figures go into
+`<strategy>/<metric>` metadata, which the UI plots across materializations) and carries
+one regression check per strategy registered when the definitions load.
 `retrieval_comparison` renders the side-by-side table and recall plot into its metadata and
 into `<home>/results/retrieval_<collection>.{md,png,json}`.
 """
@@ -16,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
-from dagster_project.defs.benchmark_registry import newest_snapshot, registered_benchmark
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
@@ -25,6 +26,7 @@ from memory import Memory
 from memory.evaluation import Reranking, misses, retrieval_scores, snapshot_segments
 from memory.reranker import RERANK_DEPTH
 from memory.strategies.registry import STRATEGIES
+from stores.evaluation_results import evaluation_rows, newest_snapshot
 from transforms.evaluation.retrieval_metrics import regressions
 from transforms.evaluation.retrieval_questions import load_questions
 from transforms.evaluation.retrieval_report import (
@@ -43,9 +45,26 @@ HISTORY = 50
 
 
 class RetrievalEvaluationConfig(dg.Config):
-    regression_margin: float = 0.02
-    """A strategy's check fails when a recall metric (or MRR) drops by more than this
-    (absolute) against its previous evaluation on the same questions."""
+    """Which benchmark the collection is, its questions, and how to score it."""
+
+    benchmark: str = Field(description="locomo or musique")
+    dataset: str = Field(description="the benchmark's questions file")
+    strategies: list[str] = Field(
+        default_factory=list, description="strategies to score (empty: every strategy)"
+    )
+    questions: int | None = Field(None, description="only the first N questions")
+    reranker: str | None = Field(None, description="cross-encoder of the NAME+rerank variants")
+    rerank_depth: int = Field(RERANK_DEPTH, description="passages the reranker reorders")
+    misses: str | None = Field(None, description="JSONL file for the missed gold units")
+    regression_margin: float = Field(
+        0.02,
+        description="a strategy's check fails when a recall metric (or MRR) drops by more "
+        "than this (absolute) against its previous evaluation on the same questions",
+    )
+
+
+class RetrievalComparisonConfig(dg.Config):
+    benchmark: str = Field(description="locomo or musique")
 
 
 def check_name(strategy: str) -> str:
@@ -77,37 +96,28 @@ def retrieval_evaluation(
     of every strategy, on the collection's newest snapshot."""
     started = time.perf_counter()
     collection = context.partition_key
-    registration = registered_benchmark(warehouse, collection, BENCHMARKS)
-    if registration is None:
-        return _skipped(started, "not a retrieval benchmark collection")
-    strategies = registration.options.get("strategies") or list(STRATEGIES)
+    if config.benchmark not in BENCHMARKS:
+        raise ValueError(f"benchmark must be one of {BENCHMARKS}, not {config.benchmark!r}")
+    strategies = config.strategies or list(STRATEGIES)
     snapshot_id = newest_snapshot(warehouse, collection)
-    fingerprint = content_id(snapshot_id, registration.row, strategies)
+    fingerprint = content_id(snapshot_id, config.model_dump(exclude={"misses"}), strategies)
     if warehouse.fingerprint_unchanged(collection, ASSET, fingerprint):
         return _skipped(started, f"snapshot {snapshot_id} already evaluated with these settings")
     with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
         questions = load_questions(
-            registration.kind,
-            registration.dataset,
-            snapshot_segments(memory),
-            registration.options.get("questions"),
+            config.benchmark, config.dataset, snapshot_segments(memory), config.questions
         )
-        reranker = registration.options.get("reranker")
-        reranking = (
-            Reranking(reranker, int(registration.options.get("rerank_depth") or RERANK_DEPTH))
-            if reranker
-            else None
-        )
+        reranking = Reranking(config.reranker, config.rerank_depth) if config.reranker else None
         run = retrieval_scores(memory, questions, strategies, reranking)
-    if registration.options.get("misses"):
+    if config.misses:
         missed = misses(questions, run)
-        Path(registration.options["misses"]).write_text(
+        Path(config.misses).write_text(
             "".join(json.dumps(m, ensure_ascii=False, default=str) + "\n" for m in missed)
         )
-        context.log.info(f"{len(missed)} missed gold units -> {registration.options['misses']}")
+        context.log.info(f"{len(missed)} missed gold units -> {config.misses}")
     for strategy, error in run.errors.items():
         context.log.error(f"strategy {strategy} failed: {error}")
-    key = {"collection": collection, "snapshot_id": snapshot_id, "benchmark": registration.kind}
+    key = {"collection": collection, "snapshot_id": snapshot_id, "benchmark": config.benchmark}
     now = datetime.now(UTC)
     warehouse.replace_where(
         "evaluation_results", key, [{**key, **row, "evaluated_at": now} for row in run.rows]
@@ -115,7 +125,7 @@ def retrieval_evaluation(
     if not run.errors:  # a failed strategy is evaluated again on the next run
         warehouse.record_fingerprint(collection, ASSET, fingerprint)
     current = by_strategy(run.rows)
-    watched = RECALL_METRICS[registration.kind]
+    watched = RECALL_METRICS[config.benchmark]
     previous = previous_figures(context, questions.fingerprint)
     checks = [
         regression_check(
@@ -139,12 +149,12 @@ def retrieval_evaluation(
         rows_out=len(run.rows),
         check_results=checks,
         snapshot_id=snapshot_id,
-        benchmark=registration.kind,
+        benchmark=config.benchmark,
         strategies=dg.MetadataValue.json(strategies),
         questions_skipped=dg.MetadataValue.json(questions.skipped),
         strategy_errors=dg.MetadataValue.json(run.errors),
         **{FINGERPRINT_FIELD: questions.fingerprint},
-        results=dg.MetadataValue.md(comparison_markdown(registration.kind, run.rows, snapshot_id)),
+        results=dg.MetadataValue.md(comparison_markdown(config.benchmark, run.rows, snapshot_id)),
         **figures,
     )
 
@@ -237,25 +247,18 @@ def regression_check(
     deps=[ASSET],
 )
 def retrieval_comparison(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext,
+    config: RetrievalComparisonConfig,
+    warehouse: WarehouseResource,
 ) -> dg.MaterializeResult:
     """Every evaluated strategy side by side on the newest snapshot: a Markdown table and a
     recall@k bar chart, in the metadata and in `<home>/results/retrieval_<collection>.*`."""
     started = time.perf_counter()
     collection = context.partition_key
-    registration = registered_benchmark(warehouse, collection, BENCHMARKS)
-    if registration is None:
-        return stage_result(
-            started=started, rows_in=0, rows_out=0, skipped=True, reason="not a benchmark"
-        )
     snapshot_id = newest_snapshot(warehouse, collection)
-    rows = warehouse.rows(
-        "SELECT strategy, metric, value, snapshot_id FROM evaluation_results "
-        "WHERE collection = ? AND snapshot_id = ? AND benchmark = ? ORDER BY strategy, metric",
-        [collection, snapshot_id, registration.kind],
-    )
-    table = comparison_markdown(registration.kind, rows, snapshot_id)
-    png = recall_plot_png(registration.kind, rows)
+    rows = evaluation_rows(warehouse, collection, snapshot_id, config.benchmark)
+    table = comparison_markdown(config.benchmark, rows, snapshot_id)
+    png = recall_plot_png(config.benchmark, rows)
     folder = warehouse.workspace.root / "results"
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"retrieval_{collection}"
@@ -269,7 +272,7 @@ def retrieval_comparison(
         rows_in=len(rows),
         rows_out=len(by_strategy(rows)),
         snapshot_id=snapshot_id,
-        benchmark=registration.kind,
+        benchmark=config.benchmark,
         table=dg.MetadataValue.md(table),
         plot=dg.MetadataValue.md(f"![recall@k per strategy](data:image/png;base64,{image})"),
         **{f"{suffix}_file": dg.MetadataValue.path(str(p)) for suffix, p in paths.items()},

@@ -1,21 +1,29 @@
-"""Evaluation: temporal retrieval (TimeQA) on the collection's newest snapshot."""
+"""Evaluation: temporal retrieval (TimeQA) on the collection's newest snapshot, in the
+`evaluate_temporal` job (`kgmem eval temporal` launches it after the build, with the
+dataset as run config)."""
 
 import time
 from datetime import UTC, datetime
 
 import dagster as dg
+from pydantic import Field
 
-from dagster_project.defs.benchmark_registry import newest_snapshot, registered_benchmark
 from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from memory import Memory
 from memory.evaluation import temporal_hits
+from stores.evaluation_results import newest_snapshot
 from transforms.evaluation.timeqa import load_timeqa
 from transforms.ids import content_id
 
 BENCHMARK = "timeqa"
 STRATEGIES = ("dense", "bm25", "hipporag_ppr")
+
+
+class TemporalEvaluationConfig(dg.Config):
+    dataset: str = Field(description="TimeQA-layout JSON file")
+    max_articles: int | None = Field(None, description="only the first N articles")
 
 
 @dg.asset(
@@ -25,19 +33,17 @@ STRATEGIES = ("dense", "bm25", "hipporag_ppr")
     deps=["memory_snapshot"],
 )
 def temporal_evaluation(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext,
+    config: TemporalEvaluationConfig,
+    warehouse: WarehouseResource,
 ) -> dg.MaterializeResult:
     """hit@k of every strategy on TimeQA's time-constrained questions, retrieving at the
-    question's reference time and ignoring it; runs only for a collection registered as
-    the TimeQA benchmark (`kgmem eval temporal`), and is skipped otherwise."""
+    question's reference time and ignoring it."""
     started = time.perf_counter()
     collection = context.partition_key
-    registration = registered_benchmark(warehouse, collection, [BENCHMARK])
-    if registration is None:
-        return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
-    dataset = load_timeqa(registration.dataset, registration.options.get("max_articles"))
+    dataset = load_timeqa(config.dataset, config.max_articles)
     snapshot_id = newest_snapshot(warehouse, collection)
-    fingerprint = content_id(snapshot_id, registration.row, STRATEGIES)
+    fingerprint = content_id(snapshot_id, config.model_dump(), STRATEGIES)
     if warehouse.fingerprint_unchanged(collection, BENCHMARK, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
