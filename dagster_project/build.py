@@ -165,10 +165,13 @@ def evaluate_collection(
     job_def = defs.resolve_job_def(job)
     result = dg.materialize(
         list(defs.assets or []),
-        selection=job_def.asset_layer.selected_asset_keys,
+        selection=sorted(job_def.asset_layer.selected_asset_keys),
         partition_key=collection,
         instance=prepare_instance(workspace),
-        resources={"warehouse": WarehouseResource(root=str(workspace.root))},
+        resources={
+            "warehouse": WarehouseResource(root=str(workspace.root)),
+            "settings": PipelineSettings(),
+        },
         run_config={**QUIET_LOGS, "ops": {name: {"config": c} for name, c in config.items()}},
         raise_on_error=False,
         tags={"kgmem/collection": collection, "kgmem/job": job},

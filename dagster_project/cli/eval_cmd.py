@@ -297,9 +297,10 @@ def _retrieval(args: argparse.Namespace) -> int:
         )
     default_corpus, default_questions = RETRIEVAL_DATA[args.benchmark]
     corpus = data_path(args, args.input or default_corpus)
-    dataset = (
-        Path(args.dataset) if args.dataset else data_path(args, default_questions or default_corpus)
-    )
+    if args.dataset:
+        dataset = Path(args.dataset)
+    else:  # LoCoMo's questions are in its corpus file
+        dataset = data_path(args, default_questions) if default_questions else corpus
     workspace = Workspace.at(args.home)
     collection = args.collection or args.benchmark
     settings = load_settings(workspace.root, {} if args.llm else {"llm_backend": "none"})
