@@ -15,7 +15,7 @@
   into the same, now initialised, one.
 
 Records lost: for every load and build, records read − documents out − records quarantined.
-Every build is the real CLI (`python -m dagster_project.cli.app build`) in a process of its
+Every build is the real CLI (`python -m kgmem build`) in a process of its
 own, without the LLM stage.
 """
 
@@ -94,7 +94,7 @@ def build_command(home: Path, collection: str, inputs: Sequence[Path]) -> list[s
     return [
         sys.executable,
         "-m",
-        "dagster_project.cli.app",
+        "kgmem",
         "build",
         "--collection",
         collection,

@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = {
+    "kgmem",
     "schemas",
     "transforms",
     "stores",
@@ -20,8 +21,10 @@ FORBIDDEN = {
     "schemas": OURS - {"schemas"} | {"dagster"},
     "transforms": OURS - {"schemas", "transforms"} | {"dagster"},
     "stores": OURS - {"schemas", "transforms", "stores"} | {"dagster"},
-    "memory": {"pipelines", "dagster_project", "benchmarks", "dagster"},
-    "pipelines": {"memory", "dagster_project", "benchmarks", "dagster"},
+    "memory": {"kgmem", "pipelines", "dagster_project", "benchmarks", "dagster"},
+    "pipelines": OURS - {"schemas", "transforms", "stores", "pipelines"} | {"dagster"},
+    "dagster_project": {"kgmem", "benchmarks"},
+    "benchmarks": {"kgmem"},
 }
 
 

@@ -38,8 +38,7 @@ def nightly_schedule(
         cron_schedule=cron or os.environ.get(CRON_ENV, DEFAULT_CRON),
         execution_timezone=timezone or os.environ.get(TIMEZONE_ENV, "UTC"),
         job_name=BUILD_JOB,
-        description="Builds every collection whose inputs changed since its last completed "
-        "build.",
+        description="Builds every collection whose inputs changed since its last completed build.",
     )
     def nightly(
         context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource

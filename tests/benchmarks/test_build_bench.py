@@ -17,7 +17,7 @@ from benchmarks.build_cost import (
     parse_sizes,
 )
 from benchmarks.process_memory import own_peak_rss_mib
-from dagster_project.cli import main
+from kgmem.cli import main
 from stores.workspace import Workspace
 from transforms.loaders import load_inputs
 from transforms.relation_registry import RelationRegistry

@@ -2,7 +2,7 @@
 
 import json
 
-from dagster_project.cli import main
+from kgmem.cli import main
 
 
 def test_bench_extraction_writes_ratios(tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks import retrieval_latency, synthetic_memory
 from benchmarks.retrieval_latency import StrategyLatency, parse_sizes, with_ratios
-from dagster_project.cli import main
+from kgmem.cli import main
 from memory import Memory
 from memory.strategies.registry import STRATEGIES
 from stores.workspace import Workspace, lance_table_name

@@ -23,10 +23,10 @@ from dagster_project.automation.inbox import DAILY_MARKER, parse_cursor
 from dagster_project.automation.schedules import nightly_schedule
 from dagster_project.automation.sensors import collection_inbox, record_completed_builds
 from dagster_project.build import build_collection
-from dagster_project.cli.app import main
 from dagster_project.definitions import kgmem_definitions
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
+from kgmem.cli.app import main
 from stores.workspace import Workspace
 from tests.conftest import SAMPLE
 

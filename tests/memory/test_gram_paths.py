@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dagster_project.cli import main
+from kgmem.cli import main
 from memory.graph import MemoryGraph
 from memory.relational_paths import (
     RelationalPath,

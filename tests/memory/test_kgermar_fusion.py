@@ -130,7 +130,7 @@ def test_simplex_grid_and_weight_parsing() -> None:
 def test_cli_fits_and_the_strategy_reads_the_weights(
     graph_build, graph_memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dagster_project.cli.app import main
+    from kgmem.cli.app import main
 
     monkeypatch.setenv(HOME_ENV, str(graph_build.root))  # main() sets it; restored after
     path = tmp_path / "dev.jsonl"

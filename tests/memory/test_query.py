@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dagster_project.cli import main
+from kgmem.cli import main
 from memory import Memory
 
 

@@ -47,7 +47,7 @@ def test_a_model_that_is_not_there_is_named_in_the_error(tmp_path):
 
 
 def test_cli_names_a_missing_reranker_in_one_line(graph_build, tmp_path, capsys):
-    from dagster_project.cli.app import main
+    from kgmem.cli.app import main
 
     argv = ["query", QUERY, "--home", str(graph_build.root), "--reranker", str(tmp_path / "nope")]
     assert main(argv) == 2

@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from dagster_project.build import build_collection
-from dagster_project.cli import main
 from dagster_project.definitions import kgmem_definitions
 from dagster_project.resources import PipelineSettings
+from kgmem.cli import main
 from memory import Memory
 from memory.strategies.registry import STRATEGIES
 from stores.workspace import Workspace

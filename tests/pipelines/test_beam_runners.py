@@ -28,8 +28,8 @@ from apache_beam.options.pipeline_options import (
 )
 from apache_beam.runners.runner import create_runner
 
-from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
 from dagster_project.resources import PipelineSettings
+from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
 from pipelines import entity_mentions, relation_candidates
 from pipelines.options import (
     DIRECT_RUNNER_IMPL,

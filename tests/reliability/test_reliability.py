@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.bad_inputs import BAD_INPUTS
 from benchmarks.reliability import ReliabilityReport, check_bad_inputs, run_reliability
-from dagster_project.cli.app import main
+from kgmem.cli.app import main
 from tests.conftest import SAMPLE
 
 DOCS = SAMPLE / "documents"

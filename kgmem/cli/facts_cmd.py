@@ -7,7 +7,7 @@ import json
 
 from rich.table import Table
 
-from dagster_project.cli.common import add_home, day, out, timestamp
+from kgmem.cli.common import add_home, day, out, timestamp
 from stores.workspace import Workspace
 
 

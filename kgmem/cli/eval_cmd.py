@@ -45,8 +45,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dagster_project.cli.build_cmd import build_with_progress
-from dagster_project.cli.common import add_home, console, out
+from kgmem.cli.build_cmd import build_with_progress
+from kgmem.cli.common import add_home, console, out
 from stores.workspace import Workspace
 
 DATA_ENV = "KGMEM_DATA"

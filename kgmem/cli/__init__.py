@@ -17,6 +17,6 @@ Every command takes `--home` (default: `$KGMEM_HOME`, else ./kgmem_home). An err
 line and exit code 2; `kgmem --debug COMMAND ...` shows its traceback instead.
 """
 
-from dagster_project.cli.app import main
+from kgmem.cli.app import main
 
 __all__ = ["main"]

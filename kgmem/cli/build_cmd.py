@@ -11,8 +11,8 @@ from pathlib import Path
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dagster_project.cli.beam_args import add_beam_arguments, beam_overrides
-from dagster_project.cli.common import add_home, console, out
+from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
+from kgmem.cli.common import add_home, console, out
 from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
 from transforms.progress import read_progress, stage_progress_file

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from dagster_project.cli.common import console, out
+from kgmem.cli.common import console, out
 
 if TYPE_CHECKING:
     from benchmarks.build_cost import BuildBenchResult
@@ -78,7 +78,7 @@ def progress_hooks() -> Iterator[Hooks]:
 def run(args: argparse.Namespace) -> int:
     from benchmarks.build_cost import parse_sizes
     from benchmarks.build_cost import run as run_benchmark
-    from dagster_project.cli.bench_cmd import latency_table
+    from kgmem.cli.bench_cmd import latency_table
 
     shared = args.build_shared_defaults
     sizes = parse_sizes(args.sizes) if args.sizes != shared["sizes"] else None

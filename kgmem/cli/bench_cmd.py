@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from dagster_project.cli import bench_build, bench_reliability
-from dagster_project.cli.common import add_home, console, out
+from kgmem.cli import bench_build, bench_reliability
+from kgmem.cli.common import add_home, console, out
 
 if TYPE_CHECKING:
     from benchmarks.retrieval_latency import SizeResult, StrategyLatency

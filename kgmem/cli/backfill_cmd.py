@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from dagster_project.cli.common import add_home, console, out, timestamp
+from kgmem.cli.common import add_home, console, out, timestamp
 from stores.workspace import Workspace
 
 

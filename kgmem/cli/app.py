@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from dagster_project.cli import (
+from kgmem.cli import (
     backfill_cmd,
     bench_cmd,
     build_cmd,
@@ -20,7 +20,7 @@ from dagster_project.cli import (
     train_cmd,
     ui_cmd,
 )
-from dagster_project.cli.common import console, route_library_logs
+from kgmem.cli.common import console, route_library_logs
 from stores.workspace import HOME_ENV, Workspace
 
 COMMANDS = (
@@ -38,7 +38,7 @@ COMMANDS = (
 
 
 def parser() -> argparse.ArgumentParser:
-    import dagster_project.cli as package
+    import kgmem.cli as package
 
     root = argparse.ArgumentParser(
         prog="kgmem",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dagster_project.cli.common import console, out
+from kgmem.cli.common import console, out
 
 DEFAULT_CORPUS = ("sample_corpus/documents", "sample_corpus/conversations")
 DEFAULT_JSON = "bench_reliability.json"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dagster_project.cli import main
+from kgmem.cli import main
 from tests.conftest import SHARED_DATA
 
 TIMEQA = SHARED_DATA / "timeqa" / "human_annotated_train.json"

@@ -7,7 +7,7 @@ import json
 
 from rich.table import Table
 
-from dagster_project.cli.common import add_home, out
+from kgmem.cli.common import add_home, out
 from stores.workspace import Workspace
 
 

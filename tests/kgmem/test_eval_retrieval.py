@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dagster_project.cli import main
 from dagster_project.defs.retrieval_evaluation.assets import check_name, regression_check
+from kgmem.cli import main
 from tests.tiny_models import save_tiny_bert
 from tests.transforms.test_retrieval_questions import (
     locomo_slice,

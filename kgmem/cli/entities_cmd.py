@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from dagster_project.cli.common import add_home, out
+from kgmem.cli.common import add_home, out
 from stores.workspace import Workspace
 
 COLUMNS = ("entity_id", "name", "entity_type", "norm_key", "method", "score")

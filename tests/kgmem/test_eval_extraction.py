@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dagster_project.cli import main
+from kgmem.cli import main
 from tests.conftest import SHARED_DATA
 from transforms.spacy_models import DEFAULT_SPACY_MODEL
 

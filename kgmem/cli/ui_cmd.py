@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from dagster_project.cli.common import add_home, console
+from kgmem.cli.common import add_home, console
 from stores.workspace import HOME_ENV, Workspace
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from dagster_project.cli.build_cmd import StageWatcher
+from kgmem.cli.build_cmd import StageWatcher
 from transforms.progress import add_done, stage_progress_file, start_progress
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dagster_project.cli.common import add_home, out
+from kgmem.cli.common import add_home, out
 from stores.workspace import Workspace
 
 
@@ -90,7 +90,7 @@ def _fusion_weights(args: argparse.Namespace) -> int:
 
 
 def _hybrid_weights(args: argparse.Namespace) -> int:
-    from dagster_project.cli.eval_cmd import RETRIEVAL_DATA
+    from kgmem.cli.eval_cmd import RETRIEVAL_DATA
     from memory import Memory
     from memory.evaluation import snapshot_segments
     from memory.hybrid_fit import fit_hybrid_weights

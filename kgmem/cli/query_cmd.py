@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dagster_project.cli.common import add_home, out, timestamp
+from kgmem.cli.common import add_home, out, timestamp
 from memory.strategies.names import STRATEGY_NAMES
 
 

@@ -22,12 +22,12 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_parsing_every_command_loads_no_heavy_library():
-    assert _loaded_after("from dagster_project.cli.app import parser\nparser()") == []
+    assert _loaded_after("from kgmem.cli.app import parser\nparser()") == []
 
 
 def test_help_and_argument_errors_exit_before_any_heavy_import():
     code = (
-        "from dagster_project.cli.app import main\n"
+        "from kgmem.cli.app import main\n"
         "for argv in (['--help'], ['query'], ['build', '--no-such-flag']):\n"
         "    try:\n"
         "        main(argv)\n"
@@ -45,7 +45,7 @@ def test_query_package_imports_without_orchestrator_or_runner():
 def _import_beam_after_routing(home, verbose: bool) -> subprocess.CompletedProcess:
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from dagster_project.cli.common import route_library_logs\n"
+        "from kgmem.cli.common import route_library_logs\n"
         f"route_library_logs(Path(sys.argv[1]), {verbose})\n"
         "import apache_beam.io.gcp.bigquery, lancedb, tempfile\n"
         "lancedb.connect(tempfile.mkdtemp()).create_table('t', [{'x': 1}], mode='overwrite')\n"
