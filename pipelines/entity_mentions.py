@@ -20,7 +20,7 @@ from pipelines.launcher import run_segment_stage
 from pipelines.options import NerBackendConfig, run_stage
 from pipelines.outcome import StageOutcome, value_counts
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_input import Batched, ReadStageInput
 from schemas.tables import ENTITY_MENTIONS
 from stores.warehouse import WarehouseStore
 from transforms.hf_ner import HfNerModelHandler
@@ -42,14 +42,8 @@ class ExtractMentions(beam.PTransform):
     def expand(self, segments: beam.PCollection) -> beam.PCollection:
         cfg = self.cfg
         if cfg.backend == SPACY_BACKEND:
-            return (
-                segments
-                | "Batch"
-                >> beam.BatchElements(
-                    min_batch_size=cfg.min_batch_size, max_batch_size=cfg.max_batch_size
-                )
-                | "SpacyNer" >> beam.ParDo(SpacyNerDoFn(cfg.model, cfg.max_batch_size))
-            )
+            dofn = SpacyNerDoFn(cfg.model, cfg.max_batch_size)
+            return segments | "SpacyNer" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
         return (
             segments
             | "KeyBySegment" >> beam.Map(_keyed_text)

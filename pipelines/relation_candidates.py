@@ -20,7 +20,7 @@ from pipelines.options import SpacyStageConfig, run_stage
 from pipelines.outcome import StageOutcome, value_counts
 from pipelines.relation_classifier import ClassifyPairs
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_input import Batched, ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
 from stores.stage_inputs import segments_with_mentions
 from stores.warehouse import WarehouseStore
@@ -62,12 +62,12 @@ class ExtractRelations(beam.PTransform):
         spacy, classifier = self.cfg.spacy, self.cfg.classifier
         branches = [
             segments
-            | "BatchForParser"
-            >> beam.BatchElements(
-                min_batch_size=spacy.min_batch_size, max_batch_size=spacy.max_batch_size
-            )
             | "DependencyPatterns"
-            >> beam.ParDo(DependencyRelationDoFn(spacy.model, spacy.max_batch_size))
+            >> Batched(
+                DependencyRelationDoFn(spacy.model, spacy.max_batch_size),
+                spacy.min_batch_size,
+                spacy.max_batch_size,
+            )
         ]
         if classifier is not None:
             branches.append(segments | "ClassifyPairs" >> ClassifyPairs(classifier))

@@ -9,7 +9,7 @@ import apache_beam as beam
 from apache_beam.io import parquetio
 
 from pipelines.options import add_runner_arguments, launch
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_input import Batched, ReadStageInput
 from schemas.tables import RELATION_CANDIDATES
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import (
@@ -29,14 +29,9 @@ class ClassifyPairs(beam.PTransform):
         self.cfg = cfg
 
     def expand(self, segments: beam.PCollection) -> beam.PCollection:
-        return (
-            segments
-            | "Batch"
-            >> beam.BatchElements(
-                min_batch_size=self.cfg.min_batch_size, max_batch_size=self.cfg.max_batch_size
-            )
-            | "Classify" >> beam.ParDo(ClassifierRelationDoFn(self.cfg))
-        )
+        cfg = self.cfg
+        dofn = ClassifierRelationDoFn(cfg)
+        return segments | "Classify" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
 
 
 def build(

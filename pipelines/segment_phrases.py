@@ -16,7 +16,7 @@ from pipelines.launcher import run_segment_stage
 from pipelines.options import SpacyStageConfig, run_stage
 from pipelines.outcome import StageOutcome
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_input import Batched, ReadStageInput
 from schemas.tables import SEGMENT_PHRASES
 from stores.warehouse import WarehouseStore
 from transforms.phrases import SpacyPhraseDoFn
@@ -33,14 +33,9 @@ class ExtractPhrases(beam.PTransform):
         self.cfg = cfg
 
     def expand(self, segments: beam.PCollection) -> beam.PCollection:
-        return (
-            segments
-            | "Batch"
-            >> beam.BatchElements(
-                min_batch_size=self.cfg.min_batch_size, max_batch_size=self.cfg.max_batch_size
-            )
-            | "NounPhrases" >> beam.ParDo(SpacyPhraseDoFn(self.cfg.model, self.cfg.max_batch_size))
-        )
+        cfg = self.cfg
+        dofn = SpacyPhraseDoFn(cfg.model, cfg.max_batch_size)
+        return segments | "NounPhrases" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
 
 
 def build(

@@ -1,7 +1,7 @@
-"""Reading a stage's input shards, counting each row done in the stage's progress file.
-
-Every per-segment Beam stage reads its input through `ReadStageInput`, so the command
-line can show how many of a stage's rows are done while it runs (`transforms.progress`).
+"""What every Beam stage is made of: its input shards read with each row counted done in
+the stage's progress file (`ReadStageInput`, so the command line can show how many of a
+stage's rows are done while it runs, `transforms.progress`), and its model steps run on
+batches of rows (`Batched`).
 """
 
 from __future__ import annotations
@@ -52,3 +52,20 @@ class _CountDone(beam.DoFn):
 
     def finish_bundle(self) -> None:
         self.counter.flush()
+
+
+class Batched(beam.PTransform):
+    """Rows in batches of `min_size` to `max_size` (Beam's adaptive `BatchElements`), each
+    batch through `dofn`: how every model step of the build runs."""
+
+    def __init__(self, dofn: beam.DoFn, min_size: int, max_size: int) -> None:
+        super().__init__()
+        self.dofn, self.min_size, self.max_size = dofn, min_size, max_size
+
+    def expand(self, rows: beam.PCollection) -> beam.PCollection:
+        return (
+            rows
+            | "Batch"
+            >> beam.BatchElements(min_batch_size=self.min_size, max_batch_size=self.max_size)
+            | "Run" >> beam.ParDo(self.dofn)
+        )

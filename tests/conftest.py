@@ -32,33 +32,25 @@ def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
-    """The sample corpus built once through the CLI's code path: (workspace, summaries)."""
-    from dagster_project.build import build_collection
-    from dagster_project.definitions import kgmem_definitions
-    from stores.workspace import Workspace
-
-    defs = kgmem_definitions()
-
-    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_home"))
-    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
-    summaries = build_collection("sample", inputs, workspace, defs)
-    return workspace, summaries
-
-
-@pytest.fixture(scope="session")
-def graph_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
-    """The sample corpus built without an LLM (about 20 s): the workspace for retrieval
-    strategy tests, which need the graph, facts and embeddings but not LLM triplets."""
+    """The sample corpus built once through the CLI's code path, with the default settings
+    (the LLM stage is opt-in, so none runs): (workspace, summaries)."""
     from dagster_project.build import build_collection
     from dagster_project.definitions import kgmem_definitions
     from dagster_project.resources import PipelineSettings
     from stores.workspace import Workspace
 
-    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_graph_home"))
+    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_home"))
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
-    defs = kgmem_definitions()
-    build_collection("sample", inputs, workspace, defs, PipelineSettings(llm_backend="none"))
-    return workspace
+    settings = PipelineSettings(llm_backend="none")
+    summaries = build_collection("sample", inputs, workspace, kgmem_definitions(), settings)
+    return workspace, summaries
+
+
+@pytest.fixture(scope="session")
+def graph_build(sample_build):
+    """The workspace of the sample build, for retrieval strategy tests: the graph, facts
+    and embeddings."""
+    return sample_build[0]
 
 
 @pytest.fixture(scope="session")
