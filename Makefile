@@ -29,9 +29,13 @@ demo: $(STAMP)
 	$(BIN)/kgmem query "Which city is Priya Natarajan's office in?" --strategy gram_paths -k 3 --explain
 	$(BIN)/kgmem query "printer error E-42 came back after the firmware update" --strategy bm25 -k 3
 
+# Test files are spread over TEST_WORKERS processes (pytest-xdist), each file on one worker
+# so its module fixtures are built once; the sample build is shared by all of them.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -33,16 +36,28 @@ def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     """The sample corpus built once through the CLI's code path, with the default settings
-    (the LLM stage is opt-in, so none runs): (workspace, summaries)."""
-    from dagster_project.build import build_collection
+    (the LLM stage is opt-in, so none runs): (workspace, summaries).
+
+    Built once per test run, not per xdist worker: the first worker to get here builds
+    under a file lock in the folder the workers share, the others wait and read it (the
+    tests only read it, or rebuild it unchanged)."""
+    from dagster_project.build import StageSummary, build_collection
     from dagster_project.definitions import kgmem_definitions
     from dagster_project.resources import PipelineSettings
     from stores.workspace import Workspace
 
-    workspace = Workspace.at(tmp_path_factory.mktemp("kgmem_home"))
-    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
-    settings = PipelineSettings(llm_backend="none")
-    summaries = build_collection("sample", inputs, workspace, kgmem_definitions(), settings)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this run's
+    workspace = Workspace.at(shared / "sample_build")
+    recorded = shared / "sample_build.json"
+    with open(shared / "sample_build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not recorded.exists():
+            inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
+            settings = PipelineSettings(llm_backend="none")
+            built = build_collection("sample", inputs, workspace, kgmem_definitions(), settings)
+            recorded.write_text(json.dumps([asdict(s) for s in built], default=str))
+    summaries = [StageSummary(**row) for row in json.loads(recorded.read_text())]
     return workspace, summaries
 
 

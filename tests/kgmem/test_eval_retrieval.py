@@ -23,6 +23,14 @@ def run_eval(tmp_path: Path, capsys: pytest.CaptureFixture, *args: str) -> list[
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.fixture(scope="module")
+def locomo_workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(a folder whose `home` the LoCoMo evaluations share, the slice): the second
+    evaluation finds the corpus built and only evaluates."""
+    folder = tmp_path_factory.mktemp("locomo_eval")
+    return folder, locomo_slice(folder)
+
+
 @needs_musique
 def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
     corpus, questions, answerable = musique_slice(tmp_path)
@@ -68,10 +76,10 @@ def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 @needs_locomo
-def test_eval_retrieval_locomo_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
-    path = locomo_slice(tmp_path)
+def test_eval_retrieval_locomo_slice(locomo_workspace, capsys: pytest.CaptureFixture):
+    folder, path = locomo_workspace
     rows = run_eval(
-        tmp_path,
+        folder,
         capsys,
         *("--benchmark", "locomo", "--input", str(path), "--strategies", "dense,bm25"),
         *("--questions", "8"),
@@ -89,13 +97,15 @@ def test_eval_retrieval_locomo_slice(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 @needs_locomo
-def test_eval_retrieval_scores_a_reranked_variant(tmp_path: Path, capsys: pytest.CaptureFixture):
+def test_eval_retrieval_scores_a_reranked_variant(
+    locomo_workspace, tmp_path: Path, capsys: pytest.CaptureFixture
+):
     from transformers import BertForSequenceClassification
 
     reranker = save_tiny_bert(BertForSequenceClassification, ["relevance"], tmp_path / "rr")
-    path = locomo_slice(tmp_path)
+    folder, path = locomo_workspace
     rows = run_eval(
-        tmp_path,
+        folder,
         capsys,
         *("--benchmark", "locomo", "--input", str(path), "--questions", "4"),
         *("--strategies", "bm25,bm25+rerank", "--reranker", str(reranker)),
