@@ -12,7 +12,6 @@ import fcntl
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,9 @@ import dagster as dg
 
 from dagster_project.automation.fingerprints import inputs_fingerprint, record_built
 from dagster_project.automation.jobs import BUILD_GROUPS
-from dagster_project.defs.stage_result import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
+from dagster_project.stage_events import StageSummary, listening
 from stores.workspace import Workspace, check_collection_name
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -30,20 +29,6 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 class BuildFailed(RuntimeError):
     """A stage failed or its blocking contract check did not pass."""
-
-
-@dataclass
-class StageSummary:
-    """Figures of one stage run, as reported in its materialisation metadata."""
-
-    stage: str
-    rows_in: int
-    rows_out: int
-    quarantined: int
-    seconds: float
-    skipped: bool
-    checks: dict[str, bool] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 INSTANCE_CONFIG: dict[str, Any] = {
@@ -105,15 +90,18 @@ def build_collection(
     defs: dg.Definitions,
     settings: PipelineSettings | None = None,
     on_stage: Callable[[str, StageSummary | None], None] = lambda stage, summary: None,
-    stage_guard: Callable[[dg.AssetKey], AbstractContextManager[object]] | None = None,
+    stage_guard: Callable[[dg.AssetKey], AbstractContextManager[object] | None] | None = None,
 ) -> list[StageSummary]:
     """Register `collection` with its `inputs` and materialise every stage for it.
 
-    `on_stage(stage, None)` is called when a stage starts and `on_stage(stage, summary)`
-    when it ends. Each stage runs inside `stage_guard(key)` when given (a backfill holds an
-    LLM slot around the stages of the "llm" pool). Raises BuildFailed naming the stage that
-    failed. A completed build records the fingerprint its inputs had when it started (what
-    the nightly schedule and resumed backfills compare with).
+    The stages run in lineage order in one Dagster run, in process, as the build job would
+    run them; a stage for which `stage_guard(key)` gives a context (a backfill's LLM slot
+    around the stages of the "llm" pool) runs in a run of its own inside it, so the run
+    sequence is split around it. `on_stage(stage, None)` is called when a stage starts and
+    `on_stage(stage, summary)` when it ends (`dagster_project.stage_events`). Raises
+    BuildFailed naming the stage that failed or whose blocking check did not pass. A
+    completed build records the fingerprint its inputs had when it started (what the
+    nightly schedule and resumed backfills compare with).
     """
     check_collection_name(collection)
     missing = [p for p in inputs if not Path(p).exists()]
@@ -125,15 +113,19 @@ def build_collection(
     warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])
     instance.add_dynamic_partitions(collections_partitions.name, [collection])
     resources = {"warehouse": warehouse, "settings": settings or PipelineSettings()}
-    summaries = []
+    summaries: list[StageSummary] = []
+
+    def heard(stage: str, summary: StageSummary | None) -> None:
+        if summary is not None:
+            summaries.append(summary)
+        on_stage(stage, summary)
+
     assets = list(defs.assets or [])
-    for key in stage_order(defs):
-        stage = key.to_user_string()
-        on_stage(stage, None)
-        with stage_guard(key) if stage_guard else nullcontext():
+    for keys, guard in _runs(stage_order(defs), stage_guard):
+        with guard or nullcontext(), listening(heard):
             result = dg.materialize(
                 assets,
-                selection=[key],
+                selection=keys,
                 partition_key=collection,
                 instance=instance,
                 resources=resources,
@@ -141,14 +133,27 @@ def build_collection(
                 raise_on_error=False,
                 tags={"kgmem/collection": collection},
             )
-        summary = _summary(stage, result)
-        on_stage(stage, summary)
-        summaries.append(summary)
-        failed_checks = [name for name, passed in summary.checks.items() if not passed]
+        failed_checks = [name for s in summaries for name, ok in s.checks.items() if not ok]
         if not result.success or failed_checks:
-            raise BuildFailed(_failure_message(stage, result, failed_checks))
+            raise BuildFailed(_failure_message(result, failed_checks, summaries))
     record_built(warehouse, collection, fingerprint)
     return summaries
+
+
+def _runs(
+    keys: list[dg.AssetKey],
+    guard_of: Callable[[dg.AssetKey], AbstractContextManager[object] | None] | None,
+) -> list[tuple[list[dg.AssetKey], AbstractContextManager[object] | None]]:
+    """`keys` cut into runs: consecutive unguarded stages together, a guarded one alone
+    with its guard."""
+    runs: list[tuple[list[dg.AssetKey], AbstractContextManager[object] | None]] = []
+    for key in keys:
+        guard = guard_of(key) if guard_of else None
+        if guard is None and runs and runs[-1][1] is None:
+            runs[-1][0].append(key)
+        else:
+            runs.append(([key], guard))
+    return runs
 
 
 def evaluate_collection(
@@ -177,35 +182,19 @@ def evaluate_collection(
         tags={"kgmem/collection": collection, "kgmem/job": job},
     )
     if not result.success:
-        raise BuildFailed(_failure_message(job, result, []))
+        raise BuildFailed(f"{job}: " + _failure_message(result, [], []))
     return [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
 
 
-def _summary(stage: str, result: dg.ExecuteInProcessResult) -> StageSummary:
-    materializations = result.asset_materializations_for_node(stage) if result.success else []
-    metadata = (
-        {k: v.value for k, v in materializations[0].metadata.items()} if materializations else {}
-    )
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    return StageSummary(
-        stage=stage,
-        rows_in=int(metadata.get(ROWS_IN, 0)),
-        rows_out=int(metadata.get(ROWS_OUT, 0)),
-        quarantined=int(metadata.get(QUARANTINED, 0)),
-        seconds=float(metadata.get(SECONDS, 0.0)),
-        skipped=bool(metadata.get(SKIPPED, False)),
-        checks=checks,
-        metadata=metadata,
-    )
-
-
 def _failure_message(
-    stage: str, result: dg.ExecuteInProcessResult, failed_checks: list[str]
+    result: dg.ExecuteInProcessResult, failed_checks: list[str], done: list[StageSummary]
 ) -> str:
     if failed_checks:
+        stage = next(s.stage for s in done if not all(s.checks.values()))
         return f"stage {stage}: blocking contract check(s) failed: {', '.join(failed_checks)}"
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data is not None:
             error = event.step_failure_data.error
-            return f"stage {stage} failed: {error.message.strip() if error else 'unknown error'}"
-    return f"stage {stage} failed"
+            message = error.message.strip() if error else "unknown error"
+            return f"stage {event.step_key} failed: {message}"
+    return "build failed: " + ", ".join(str(e.event_type_value) for e in result.all_events[-3:])

@@ -67,3 +67,12 @@ def duckdb_type(arrow: pa.DataType) -> str:
         fields = ", ".join(f"{f.name} {duckdb_type(f.type)}" for f in arrow)
         return f"STRUCT({fields})"
     raise TypeError(f"no DuckDB column type for Arrow {arrow}")
+
+
+def struct_sql(struct: pa.StructType, alias: str, shifted: dict[str, str] | None = None) -> str:
+    """A DuckDB struct literal with `struct`'s fields, taken from the columns of the same
+    names of `alias` (`{'text': m.text, ...}`); `shifted` gives a field its own expression.
+    Built from the declared type, so a field added there reaches every query."""
+    chosen = shifted or {}
+    fields = ", ".join(f"'{f.name}': {chosen.get(f.name, f'{alias}.{f.name}')}" for f in struct)
+    return "{" + fields + "}"

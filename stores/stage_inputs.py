@@ -11,8 +11,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from schemas.llm_outputs import LLM_SEGMENTS
-from schemas.tables import EXTRACTABLE_KINDS, SEGMENT_WITH_MENTIONS, SEGMENTS, FactOperation
+from schemas.ddl import struct_sql
+from schemas.llm_outputs import LLM_SEGMENTS, TURN
+from schemas.tables import (
+    EXTRACTABLE_KINDS,
+    MENTION,
+    SEGMENT_WITH_MENTIONS,
+    SEGMENTS,
+    FactOperation,
+)
 from schemas.warehouse import TABLE
 from stores.warehouse import WarehouseStore
 from transforms.graph_links import segment_entity_ids
@@ -51,14 +58,13 @@ def extractable_segments(
     ).cast(SEGMENTS)
 
 
-SEGMENTS_WITH_MENTIONS_SQL = """
+SEGMENTS_WITH_MENTIONS_SQL = f"""
 WITH devices AS (
     SELECT doc_id, mode(text ORDER BY text) AS context_device FROM entity_mentions
     WHERE collection = $collection AND label = 'PRODUCT' GROUP BY doc_id)
 SELECT s.segment_id, s.collection, s.doc_id, s.text, s.speaker, d.context_device,
-       coalesce(list({'text': m.text, 'label': m.label, 'entity_type': m.entity_type,
-                      'char_start': m.char_start, 'char_end': m.char_end}
-                     ORDER BY m.char_start) FILTER (WHERE m.mention_id IS NOT NULL), []) AS mentions
+       coalesce(list({struct_sql(MENTION, "m")} ORDER BY m.char_start)
+                FILTER (WHERE m.mention_id IS NOT NULL), []) AS mentions
 FROM segments s
 LEFT JOIN entity_mentions m ON m.collection = s.collection AND m.segment_id = s.segment_id
 LEFT JOIN devices d ON d.doc_id = s.doc_id
@@ -79,12 +85,13 @@ def segments_with_mentions(
     return warehouse.fetch(SEGMENTS_WITH_MENTIONS_SQL, params).cast(SEGMENT_WITH_MENTIONS)
 
 
-LLM_SEGMENTS_SQL = """
+SHIFTED = {"char_start": "m.char_start + p.shift", "char_end": "m.char_end + p.shift"}
+"""A turn's mention offsets moved into its session's text."""
+LLM_SEGMENTS_SQL = f"""
 WITH seg AS (
     SELECT * FROM segments WHERE collection = $collection AND list_contains($doc_ids, doc_id)),
 turn_mentions AS (
-    SELECT m.segment_id, list({'text': m.text, 'label': m.label, 'entity_type': m.entity_type,
-        'char_start': m.char_start, 'char_end': m.char_end} ORDER BY m.char_start) AS mentions
+    SELECT m.segment_id, list({struct_sql(MENTION, "m")} ORDER BY m.char_start) AS mentions
     FROM entity_mentions m JOIN seg s USING (segment_id)
     WHERE m.collection = $collection GROUP BY m.segment_id),
 session_parts AS (
@@ -94,19 +101,17 @@ session_parts AS (
       ON t.doc_id = ss.doc_id AND t.kind = 'turn' AND t.session_id = ss.session_id
     WHERE ss.kind = 'session'),
 session_mentions AS (
-    SELECT p.session_id AS segment_id, list({'text': m.text, 'label': m.label,
-        'entity_type': m.entity_type, 'char_start': m.char_start + p.shift,
-        'char_end': m.char_end + p.shift} ORDER BY m.char_start + p.shift) AS mentions
+    SELECT p.session_id AS segment_id, list({struct_sql(MENTION, "m", SHIFTED)}
+        ORDER BY m.char_start + p.shift) AS mentions
     FROM session_parts p JOIN entity_mentions m
       ON m.collection = $collection AND m.segment_id = p.turn_segment
     GROUP BY p.session_id),
 session_turns AS (
     SELECT session_id AS segment_id,
-           list({'turn_id': turn_id, 'speaker': speaker, 'text': text} ORDER BY seq) AS turns
+           list({struct_sql(TURN, "session_parts")} ORDER BY seq) AS turns
     FROM session_parts GROUP BY session_id),
 turn_context AS (
-    SELECT t.segment_id, list({'turn_id': p.turn_id, 'speaker': p.speaker, 'text': p.text}
-                              ORDER BY p.seq) AS turns
+    SELECT t.segment_id, list({struct_sql(TURN, "p")} ORDER BY p.seq) AS turns
     FROM seg t JOIN seg p ON p.doc_id = t.doc_id AND p.kind = 'turn'
       AND p.session_id = t.session_id AND p.seq BETWEEN t.seq - $context_turns AND t.seq
     WHERE t.kind = 'turn' GROUP BY t.segment_id)

@@ -41,9 +41,10 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     Built once per test run, not per xdist worker: the first worker to get here builds
     under a file lock in the folder the workers share, the others wait and read it (the
     tests only read it, or rebuild it unchanged)."""
-    from dagster_project.build import StageSummary, build_collection
+    from dagster_project.build import build_collection
     from dagster_project.definitions import kgmem_definitions
     from dagster_project.resources import PipelineSettings
+    from dagster_project.stage_events import StageSummary
     from stores.workspace import Workspace
 
     base = tmp_path_factory.getbasetemp()

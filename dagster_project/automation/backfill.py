@@ -27,7 +27,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -130,10 +130,10 @@ def build_partition(
     workspace = Workspace.at(root)
     graph = defs.resolve_asset_graph()
 
-    def llm_slot(key: dg.AssetKey) -> AbstractContextManager[object]:
+    def llm_slot(key: dg.AssetKey) -> AbstractContextManager[object] | None:
         if LLM_POOL in graph.get(key).pools:
             return held_slot(workspace.root / "locks" / LLM_POOL, llm_slots)
-        return nullcontext()
+        return None
 
     try:
         inputs = WarehouseResource(root=root).inputs_of(collection)

@@ -90,8 +90,9 @@ def build_with_progress(
     While a stage runs, its rows done of total (`transforms.progress`) are shown beside its
     name, refreshed twice a second; where stderr is not a terminal (a log file, a pipe),
     a line per stage start and one every `LOG_EVERY_SECONDS` while it counts."""
-    from dagster_project.build import BuildFailed, StageSummary, build_collection, stage_order
+    from dagster_project.build import BuildFailed, build_collection, stage_order
     from dagster_project.definitions import kgmem_definitions
+    from dagster_project.stage_events import StageSummary
 
     defs = kgmem_definitions()
 
