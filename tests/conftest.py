@@ -20,6 +20,13 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """End-to-end tests (marked `slow`: whole builds, subprocess builds) run first, so that
+    with the files spread over workers the longest start at once instead of ending the
+    run late."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A throwaway Dagster instance home for the whole session, and one LLM answer cache

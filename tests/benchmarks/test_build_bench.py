@@ -120,6 +120,7 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     return json.loads(output.read_text()), home
 
 
+@pytest.mark.slow
 def test_bench_build_reports_every_figure(bench_run: tuple[dict, Path]) -> None:
     result, _ = bench_run
     assert result["documents"] == DOCUMENTS and result["llm_backend"] == "none"

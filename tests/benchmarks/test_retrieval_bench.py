@@ -156,6 +156,7 @@ def test_sizes_and_ratios() -> None:
     }
 
 
+@pytest.mark.slow
 def test_cli_bench_retrieval_end_to_end(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("KGMEM_HOME", str(tmp_path / "unused"))
     output = tmp_path / "latency.json"
@@ -185,6 +186,7 @@ def test_cli_bench_retrieval_end_to_end(tmp_path, monkeypatch, capsys) -> None:
     assert "p50/dense" in printed and "first query / build" in printed
 
 
+@pytest.mark.slow
 def test_cli_bench_retrieval_keeps_rows_measured_before_a_crash(tmp_path, monkeypatch) -> None:
     measured = retrieval_latency.measure
 

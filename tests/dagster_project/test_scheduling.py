@@ -243,6 +243,7 @@ def one_by_one(tmp_path_factory):
     return tmp, _content_hashes(workspace.root)
 
 
+@pytest.mark.slow
 def test_concurrent_backfill_equals_one_by_one_builds(one_by_one, tmp_path, capsys):
     source, expected = one_by_one
     home = tmp_path / "home"
@@ -258,6 +259,7 @@ def test_concurrent_backfill_equals_one_by_one_builds(one_by_one, tmp_path, caps
     assert "bfa: skipped (done)" in err and "bfb: skipped (done)" in err
 
 
+@pytest.mark.slow
 def test_backfill_resumes_after_a_failed_partition_without_redoing_finished_ones(
     one_by_one, tmp_path, capsys
 ):
@@ -287,6 +289,7 @@ def test_backfill_resumes_after_a_failed_partition_without_redoing_finished_ones
     assert _content_hashes(home) == expected
 
 
+@pytest.mark.slow
 def test_backfill_of_a_day_range_splits_and_builds_only_those_days(tmp_path, capsys):
     log = tmp_path / "log"
     log.mkdir()

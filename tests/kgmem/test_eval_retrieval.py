@@ -31,6 +31,7 @@ def locomo_workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     return folder, locomo_slice(folder)
 
 
+@pytest.mark.slow
 @needs_musique
 def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
     corpus, questions, answerable = musique_slice(tmp_path)

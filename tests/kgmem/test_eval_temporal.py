@@ -10,6 +10,7 @@ from tests.conftest import SHARED_DATA
 TIMEQA = SHARED_DATA / "timeqa" / "human_annotated_train.json"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TIMEQA.exists(), reason=f"TimeQA data not found at {TIMEQA}")
 def test_eval_temporal_reports_hits_with_and_without_time(tmp_path, capsys):
     args = [

@@ -56,6 +56,7 @@ def two_builds(tmp_path_factory: pytest.TempPathFactory):
     return workspace, old_id, before, new_id
 
 
+@pytest.mark.slow
 def test_old_snapshot_answers_are_unchanged_after_a_newer_build(two_builds):
     workspace, old_id, before, new_id = two_builds
     assert new_id != old_id
