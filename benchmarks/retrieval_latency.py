@@ -41,7 +41,9 @@ from benchmarks import synthetic_memory
 from benchmarks.process_memory import current_rss_mib, own_peak_rss_mib
 from memory.memory import Memory
 from memory.strategies.registry import STRATEGIES
+from pipelines import graph_index
 from stores.snapshots import list_snapshots
+from stores.warehouse import Warehouse
 from stores.workspace import Workspace
 from transforms.embedding import encode
 
@@ -179,13 +181,16 @@ def prepare_sample(home: Path, hooks: Hooks) -> Target:
 
 def prepare_synthetic(home: Path, n_facts: int, queries: int, hooks: Hooks) -> Target:
     """The synthetic workspace of `n_facts` under `<home>/bench_retrieval/`, generated
-    once per size, and `queries + 1` questions on its facts (the first is the warm-up)."""
+    once per size with its snapshot's graph index (`pipelines.graph_index`, as a build
+    leaves it), and `queries + 1` questions on its facts (the first is the warm-up)."""
     started = time.perf_counter()
     root = home / BENCH_DIR / f"synthetic-{n_facts}"
     hooks.task(f"{n_facts:,} facts: synthetic workspace", None)
     summary = synthetic_memory.cached(
         root, n_facts, progress=lambda step: hooks.task(f"{n_facts:,} facts: {step}", None)
     )
+    hooks.task(f"{n_facts:,} facts: graph index", None)
+    graph_index.run(Warehouse(str(root)), summary.collection)
     con = Workspace.at(root).connect(read_only=True)
     try:
         questions = synthetic_memory.synthetic_questions(con, queries + 1)

@@ -3,22 +3,26 @@
 Nodes are the snapshot's entities and retrievable segments; edges are the facts valid at
 the query's reference time (stable unless the query is speculative), each with its
 relation, confidence and supporting segments, and the segment–entity mention links.
-Every graph strategy reads this one structure, built once per (valid time, speculative)
-and kept in the view's cache, so a query never loops over all nodes in Python: lookups
-go through CSR rows and whole-graph steps are sparse matrix products.
+Every graph strategy reads this one structure, selected once per (valid time,
+speculative) from the snapshot's graph index (`transforms.graph_index`, precomputed at
+build time and memory-mapped) and kept in the view's cache, so a query never loops over
+all nodes or facts in Python: lookups go through CSR rows, whole-graph steps are sparse
+matrix products, and fact rows are read only when a strategy touches them.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from memory.fact_columns import FactRows, SelectedRows
 from memory.snapshot_view import QueryContext, SnapshotView
-from transforms.embedding import encode
+from transforms.graph_index import GraphIndex
 from transforms.graph_links import fact_statement, linearize
 
 
@@ -39,13 +43,15 @@ class MemoryGraph:
     entity_ids: list[str]
     entity_names: list[str]
     segment_ids: list[str]
-    facts: list[dict[str, Any]]
-    """The query's facts whose both ends are entities of the snapshot."""
+    facts: Sequence[Mapping[str, Any]]
+    """The query's facts whose both ends are entities of the snapshot, read as rows
+    (`FactRows` over the index: a row becomes a dict only when read)."""
     fact_head: np.ndarray
     fact_tail: np.ndarray
     fact_confidence: np.ndarray
-    fact_vectors: np.ndarray
-    """Normalised statement embeddings, row i for facts[i]."""
+    fact_vectors: np.ndarray | SelectedRows
+    """Normalised statement embeddings, row i for facts[i] (`SelectedRows` of the index's
+    mapped matrix: indexed and multiplied without copying the whole selection)."""
     entity_facts: sp.csr_matrix
     """n_entities x n_facts: +1 where the entity is the head, -1 where it is the tail."""
     mentions: sp.csr_matrix
@@ -123,28 +129,21 @@ class MemoryGraph:
 
 
 def graph_of(view: SnapshotView, query: QueryContext) -> MemoryGraph:
-    """The graph for the query's fact coordinates, built on first use and cached."""
+    """The graph for the query's fact coordinates, selected from the snapshot's graph index
+    on first use and cached."""
     key = ("memory_graph", *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _build(view, query)
+        view.cache[key] = _select(view.graph_index, view.fact_mask(query))
     return view.cache[key]
 
 
-def _build(view: SnapshotView, query: QueryContext) -> MemoryGraph:
-    entity_ids = view.entities.column("entity_id").to_pylist()
-    names = view.entities.column("name").to_pylist()
-    entity_position = {e: i for i, e in enumerate(entity_ids)}
-    segment_ids = view.segments.column("segment_id").to_pylist()
-    segment_position = {s: i for i, s in enumerate(segment_ids)}
-    facts = [
-        f
-        for f in view.facts(query)
-        if f["head_entity_id"] in entity_position and f["tail_entity_id"] in entity_position
-    ]
-    head = np.array([entity_position[f["head_entity_id"]] for f in facts], dtype=np.int64)
-    tail = np.array([entity_position[f["tail_entity_id"]] for f in facts], dtype=np.int64)
-    confidence = np.array([float(f["confidence"]) for f in facts], dtype=np.float64)
-    n_e, n_f, n_s = len(entity_ids), len(facts), len(segment_ids)
+def _select(index: GraphIndex, mask: np.ndarray) -> MemoryGraph:
+    """The graph of the facts in `mask` whose both ends are entities: column selections of
+    the index, with the entity x fact incidence built from the selected ends."""
+    positions = np.flatnonzero(mask & index.in_graph)
+    head = np.asarray(index.fact_head[positions], np.int64)
+    tail = np.asarray(index.fact_tail[positions], np.int64)
+    n_e, n_f = len(index.entity_ids), len(positions)
     fact_index = np.arange(n_f)
     entity_facts = sp.coo_matrix(
         (
@@ -153,50 +152,16 @@ def _build(view: SnapshotView, query: QueryContext) -> MemoryGraph:
         ),
         shape=(n_e, n_f),
     ).tocsr()
-    rows, cols = [], []
-    for s_index, linked in enumerate(view.segments.column("entity_ids").to_pylist()):
-        for entity in linked or []:
-            if entity in entity_position:
-                rows.append(s_index)
-                cols.append(entity_position[entity])
-    mentions = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_s, n_e), dtype=np.float64)
-    mentions.data[:] = 1.0
-    rows, cols = [], []
-    for f_index, fact in enumerate(facts):
-        for segment in fact["source_segment_ids"]:
-            if segment in segment_position:
-                rows.append(f_index)
-                cols.append(segment_position[segment])
-    fact_segments = sp.csr_matrix(
-        (np.ones(len(rows)), (rows, cols)), shape=(n_f, n_s), dtype=np.float64
-    )
-    fact_segments.data[:] = 1.0  # a segment cited twice supports a fact once
     return MemoryGraph(
-        entity_ids=entity_ids,
-        entity_names=names,
-        segment_ids=segment_ids,
-        facts=facts,
+        entity_ids=index.entity_ids.to_pylist(),
+        entity_names=index.entity_names.to_pylist(),
+        segment_ids=index.segment_ids.to_pylist(),
+        facts=FactRows(index.facts, positions),
         fact_head=head,
         fact_tail=tail,
-        fact_confidence=confidence,
-        fact_vectors=_fact_vectors(view, facts),
+        fact_confidence=np.asarray(index.fact_confidence[positions], np.float64),
+        fact_vectors=SelectedRows(index.fact_vectors, positions),
         entity_facts=entity_facts,
-        mentions=mentions,
-        fact_segments=fact_segments,
+        mentions=index.mentions,
+        fact_segments=index.fact_segments[positions],
     )
-
-
-def _fact_vectors(view: SnapshotView, facts: list[dict[str, Any]]) -> np.ndarray:
-    """Statement vectors from the snapshot's facts table; facts it lacks (a snapshot taken
-    before the table existed) are embedded here once per view and added to its vectors."""
-    if not facts:
-        return np.zeros((0, 0), dtype=np.float32)
-    stored = view.fact_vectors
-    missing = {f["fact_id"]: f for f in facts if f["fact_id"] not in stored.index}
-    if missing:
-        texts = [
-            fact_statement(f["head_name"], f["relation"], f["tail_name"]) for f in missing.values()
-        ]
-        embedded = encode(texts, view.snapshot.embedding_model)
-        stored = view.fact_vectors = stored.extended(list(missing), embedded)
-    return stored.rows([f["fact_id"] for f in facts])

@@ -22,6 +22,7 @@ from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.registry import STRATEGIES
+from stores.graph_index import graph_index_dir
 from stores.snapshots import Snapshot, list_snapshots
 from stores.workspace import Workspace
 from transforms.reported_speech import only_reported
@@ -100,7 +101,8 @@ class Memory:
             con.close()
         chosen = _choose(snapshots, snapshot, collection, workspace)
         connect = functools.partial(workspace.connect, read_only=True)
-        return cls(SnapshotView(chosen, connect, workspace.lance()))
+        index_dir = graph_index_dir(workspace, chosen.snapshot_id)
+        return cls(SnapshotView(chosen, connect, workspace.lance(), index_dir))
 
     def close(self) -> None:
         """Drop what the view cached (tables, graphs, vectors). An open `Memory` holds no
@@ -205,7 +207,7 @@ class Memory:
         if context.valid_at is None:
             return True
         observed = self._view.segment(segment_id)["observed_at"]
-        supported = segment_id in self._view.facts_by_segment(context)
+        supported = bool(self._view.segment_facts(segment_id, context))
         return observed is None or observed <= context.valid_at or supported
 
     def _time_rank(self, segment_id: str, context: QueryContext) -> int:
@@ -254,7 +256,7 @@ class Memory:
                 "reported": only_reported(f["extractor"]),
                 "version_id": f["version_id"],
             }
-            for f in self._view.facts_by_segment(context).get(segment_id, [])
+            for f in self._view.segment_facts(segment_id, context)
         ]
         evidence = [
             {

@@ -1,30 +1,35 @@
-"""A read-only view of one snapshot: its LanceDB tables at the pinned versions and its facts
-as of the pinned recorded-time cutoff. Strategies query through this view only.
+"""A read-only view of one snapshot: its LanceDB tables at the pinned versions and its graph
+index (the facts as of the pinned recorded-time cutoff, with their links). Strategies
+query through this view only.
 
 A query brings its own coordinates (`QueryContext`): the valid time it asks about and
-whether it is speculative; facts are selected for those coordinates (valid at the query's
-reference time, stable unless speculative) and cached per combination."""
+whether it is speculative; its facts are a mask over the index's fact columns (valid at
+the query's reference time, stable unless speculative), cached per combination."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import lancedb
 import numpy as np
 import pyarrow as pa
+import scipy.sparse as sp
 
-from memory.facts import AsOf, facts_as_of
+from memory.fact_columns import FactRows
 from schemas.tables import EXTRACTABLE_KINDS, VECTOR_COLUMNS, VECTOR_FUSION
+from stores.graph_index import compute_graph_index, read_graph_index
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
+from transforms.graph_index import GraphIndex, fact_mask
 
 RETRIEVABLE_FILTER = f"kind IN ({', '.join(repr(kind) for kind in EXTRACTABLE_KINDS)})"
 """LanceDB filter of the segments retrieval returns (built from constants, not input)."""
@@ -48,24 +53,6 @@ class QueryContext:
         return self.valid_at, self.speculative
 
 
-@dataclass(frozen=True)
-class FactVectors:
-    """Normalised statement vectors: `matrix` row `index[fact_id]` for each stored fact."""
-
-    index: dict[str, int]
-    matrix: np.ndarray
-
-    def rows(self, fact_ids: Sequence[str]) -> np.ndarray:
-        """The vectors of `fact_ids`, in order (all must be stored)."""
-        return self.matrix[[self.index[f] for f in fact_ids]]
-
-    def extended(self, fact_ids: Sequence[str], vectors: np.ndarray) -> FactVectors:
-        """These vectors plus `vectors` of the new, distinct `fact_ids`."""
-        index = {**self.index, **{f: len(self.index) + i for i, f in enumerate(fact_ids)}}
-        matrix = np.vstack([self.matrix, vectors]) if self.index else vectors
-        return FactVectors(index, matrix.astype(np.float32, copy=False))
-
-
 @dataclass
 class SnapshotView:
     """Tables and facts of `snapshot`, read lazily and cached for the view's lifetime.
@@ -79,6 +66,8 @@ class SnapshotView:
     connect: Callable[[], duckdb.DuckDBPyConnection]
     """Opens a read-only connection to the workspace's warehouse."""
     db: lancedb.DBConnection
+    index_dir: Path | None = None
+    """Where the snapshot's graph index was written (None: compute it when first used)."""
     cache: dict[str, Any] = field(default_factory=dict)
     """Structures that strategies derive from the view (e.g. the PPR graph), built once."""
 
@@ -124,18 +113,6 @@ class SnapshotView:
         return self.table("entities").to_arrow()
 
     @functools.cached_property
-    def fact_vectors(self) -> FactVectors:
-        """Statement vectors of the pinned facts table (empty if none), one matrix."""
-        if "facts" not in self.snapshot.lance_versions:
-            return FactVectors({}, np.zeros((0, 0), np.float32))
-        table = self.table("facts").to_arrow().select(["fact_id", "vector"])
-        ids = table.column("fact_id").to_pylist()
-        if not ids:
-            return FactVectors({}, np.zeros((0, 0), np.float32))
-        flat = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
-        return FactVectors({f: i for i, f in enumerate(ids)}, flat.reshape(len(ids), -1))
-
-    @functools.cached_property
     def alias_index(self) -> dict[str, str]:
         """Normalised alias -> entity id, for linking query text to entities."""
         index: dict[str, str] = {}
@@ -146,33 +123,35 @@ class SnapshotView:
                     index.setdefault(key, row["entity_id"])
         return index
 
-    def facts(self, query: QueryContext) -> list[dict[str, Any]]:
-        """Facts of the snapshot for the query's valid time and stability filter.
+    @functools.cached_property
+    def graph_index(self) -> GraphIndex:
+        """The snapshot's graph index: mapped from the file its build wrote, or computed
+        here once for a snapshot that has none (recorded before indexes existed)."""
+        if self.index_dir is not None and (index := read_graph_index(self.index_dir)):
+            return index
+        model = self.snapshot.embedding_model
+        with self.reading() as con:
+            return compute_graph_index(con, self.db, self.snapshot, lambda t: encode(t, model))
 
-        One query per valid time fetches every confidence; the stable list filters it,
-        so a speculative and a normal query share their fact rows (at a million facts
-        the rows, not the matrices, are what fills memory)."""
-        key = ("facts", *query.fact_filter)
+    def fact_mask(self, query: QueryContext) -> np.ndarray:
+        """The index's facts valid at the query's reference time, stable unless the query
+        is speculative (one boolean per fact, cached per combination)."""
+        key = ("fact_mask", *query.fact_filter)
         if key not in self.cache:
-            every = ("facts", query.valid_at, True)
-            if every not in self.cache:
-                as_of = AsOf(valid_at=query.valid_at, known_at=self.snapshot.recorded_cutoff)
-                with self.reading() as con:
-                    self.cache[every] = facts_as_of(con, self.snapshot.collection, as_of)
-            if not query.speculative:
-                self.cache[key] = [f for f in self.cache[every] if f["stable"]]
+            self.cache[key] = fact_mask(self.graph_index, query.valid_at, query.speculative)
         return self.cache[key]
 
-    def facts_by_segment(self, query: QueryContext) -> dict[str, list[dict[str, Any]]]:
-        """The query's facts indexed by the segments that support them."""
-        key = ("facts_by_segment", *query.fact_filter)
-        if key not in self.cache:
-            index: dict[str, list[dict[str, Any]]] = {}
-            for fact in self.facts(query):
-                for segment_id in fact["source_segment_ids"]:
-                    index.setdefault(segment_id, []).append(fact)
-            self.cache[key] = index
-        return self.cache[key]
+    @functools.cached_property
+    def _segment_facts(self) -> sp.csr_matrix:
+        return self.graph_index.fact_segments.T.tocsr()
+
+    def segment_facts(self, segment_id: str, query: QueryContext) -> list[dict[str, Any]]:
+        """The query's facts that `segment_id` supports, in the fact store's order."""
+        matrix, mask = self._segment_facts, self.fact_mask(query)
+        row = self.segment_index[segment_id]
+        facts = np.sort(matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]])
+        kept = facts[mask[facts]]
+        return list(FactRows(self.graph_index.facts, kept))
 
     def embed_query(self, text: str, model: str | None = None) -> np.ndarray:
         """The query's vector under `model` (default: the snapshot's encoder), embedded in

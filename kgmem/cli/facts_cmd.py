@@ -27,7 +27,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.facts import AsOf, facts_as_of, resolve_entity
+    from memory.facts import resolve_entity
+    from stores.fact_queries import AsOf, facts_as_of
     from stores.snapshots import list_snapshots
 
     con = Workspace.at(args.home).connect(read_only=True)

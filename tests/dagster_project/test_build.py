@@ -20,7 +20,8 @@ def _by_stage(summaries):
 def test_sample_build_summary(sample_build):
     workspace, summaries = sample_build
     stages = _by_stage(summaries)
-    assert list(stages)[-1] == "memory_snapshot", "a build ends with its snapshot"
+    assert list(stages)[-2:] == ["memory_snapshot", "graph_index"], "ends with its snapshot"
+    assert stages["graph_index"].rows_out == 1, "the new snapshot was indexed"
     assert not {"retrieval_evaluation", "temporal_evaluation"} & set(stages), "own jobs"
     raw = stages["raw_documents"]
     assert raw.rows_in == raw.rows_out + raw.quarantined

@@ -22,6 +22,7 @@ STAGES = [
     "graph_embeddings",
     "entity_links",
     "memory_snapshot",
+    "graph_index",
     "temporal_evaluation",
     "retrieval_evaluation",
     "retrieval_comparison",
@@ -36,7 +37,7 @@ def test_definitions_load_with_every_stage_in_lineage_order():
     assert order.index("segments") < order.index("entity_mentions") < order.index("fact_versions")
     assert order.index("segments") < order.index("segment_nodes") < order.index("graph_embeddings")
     assert order.index("graph_embeddings") < order.index("entity_links")
-    assert order.index("entity_links") < order.index("memory_snapshot")
+    assert order.index("entity_links") < order.index("memory_snapshot") < order.index("graph_index")
     assert order.index("memory_snapshot") < order.index("temporal_evaluation")
     assert order.index("memory_snapshot") < order.index("retrieval_evaluation")
     assert order.index("retrieval_evaluation") < order.index("retrieval_comparison")

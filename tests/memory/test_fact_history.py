@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.facts import AsOf, facts_as_of, is_speculative, resolve_entity
+from memory.facts import is_speculative, resolve_entity
+from stores.fact_queries import AsOf, facts_as_of
 
 
 @pytest.fixture(scope="module")

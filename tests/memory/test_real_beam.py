@@ -37,6 +37,7 @@ from memory.real.repair import (
 )
 from memory.real.space import INTENT, STABILITY, TIME, SearchSpace
 from memory.snapshot_view import QueryContext
+from stores.fact_queries import AsOf, facts_as_of
 from tests.transforms.llm.conftest import fake_server  # noqa: F401  (fixture reused)
 from tests.transforms.llm.fake_openai_server import chat_response
 
@@ -265,7 +266,9 @@ def test_filters_match_the_fact_store(graph_memory, valid_at, speculative):
         if not space.failed_filters(i, FACT) - {INTENT}
     }
     at = valid_at or view.snapshot.recorded_cutoff
-    expected = {f["version_id"] for f in view.facts(QueryContext("", 5, at, speculative))}
+    with view.reading() as con:
+        rows = facts_as_of(con, "sample", AsOf(at, view.snapshot.recorded_cutoff))
+    expected = {f["version_id"] for f in rows if speculative or f["stable"]}
     assert passing == expected
 
 

@@ -1,0 +1,1 @@
+"""Stage `graph_index`."""

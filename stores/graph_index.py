@@ -1,0 +1,189 @@
+"""A snapshot's graph index on disk: computed once, written atomically, memory-mapped by
+every query process that opens the snapshot.
+
+Layout of `<home>/graph_index/<snapshot_id>/`:
+- `nodes.arrow`: entity ids and names; `segments.arrow`: segment ids (Arrow IPC files,
+  uncompressed so they map without a copy);
+- `facts.arrow`: every fact version the snapshot sees (`stores.fact_queries`, known at
+  the snapshot's recorded cutoff, any valid time and confidence);
+- one `.npy` per array: fact ends, confidence, stability, valid interval, statement
+  vectors, and the CSR parts of the mention and support matrices;
+- `manifest.json`, written last: format version, snapshot id and counts. A folder without
+  it is incomplete and never read.
+
+The folder is written under a temporary name and renamed into place, so a reader sees a
+whole index or none, and it is never rewritten: like the snapshot it belongs to, an
+index is immutable (two builds racing to write it keep the first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import lancedb
+import numpy as np
+import pyarrow as pa
+import scipy.sparse as sp
+
+from stores.fact_queries import AsOf, facts_table_as_of
+from stores.snapshots import Snapshot
+from stores.workspace import Workspace, lance_table_name
+from transforms.graph_index import Embed, GraphIndex, build_graph_index
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+ARRAYS = (
+    "fact_head",
+    "fact_tail",
+    "fact_confidence",
+    "fact_stable",
+    "fact_valid_from",
+    "fact_valid_to",
+    "fact_vectors",
+)
+MATRICES = ("mentions", "fact_segments")
+
+
+def graph_index_dir(workspace: Workspace, snapshot_id: str) -> Path:
+    return workspace.root / "graph_index" / snapshot_id
+
+
+def compute_graph_index(
+    con: duckdb.DuckDBPyConnection, db: lancedb.DBConnection, snapshot: Snapshot, embed: Embed
+) -> GraphIndex:
+    """The index of `snapshot` from its pinned LanceDB tables and its facts as known at its
+    recorded cutoff (statements the facts table lacks are embedded with `embed`)."""
+    entities = _pinned(db, snapshot, "entities", ["entity_id", "name"])
+    segments = _pinned(db, snapshot, "segments", ["segment_id", "entity_ids"])
+    facts = facts_table_as_of(con, snapshot.collection, AsOf(None, snapshot.recorded_cutoff))
+    return build_graph_index(entities, segments, facts, _stored_vectors(db, snapshot), embed)
+
+
+def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> bool:
+    """Write `index` to `directory` unless a complete one is there; whether it wrote."""
+    if is_complete(directory):
+        return False
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(directory)
+    staging = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    nodes = pa.table({"entity_id": index.entity_ids, "name": index.entity_names})
+    _write_arrow(staging / "nodes.arrow", nodes)
+    _write_arrow(staging / "segments.arrow", pa.table({"segment_id": index.segment_ids}))
+    _write_arrow(staging / "facts.arrow", index.facts)
+    for name in ARRAYS:
+        np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
+    for name in MATRICES:
+        matrix: sp.csr_matrix = getattr(index, name)
+        index_type = np.int32 if max(matrix.nnz, *matrix.shape) < 2**31 else np.int64
+        np.save(staging / f"{name}_indptr.npy", matrix.indptr.astype(index_type))
+        np.save(staging / f"{name}_indices.npy", matrix.indices.astype(index_type))
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "snapshot_id": snapshot_id,
+        "entities": len(index.entity_ids),
+        "segments": len(index.segment_ids),
+        "facts": index.n_facts,
+        "mentions": int(index.mentions.nnz),
+        "fact_segments": int(index.fact_segments.nnz),
+    }
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    if directory.exists() and not is_complete(directory):  # not ours to keep: no manifest
+        shutil.rmtree(directory, ignore_errors=True)
+    try:
+        staging.rename(directory)
+    except OSError:  # another build put a whole index there first: keep it
+        shutil.rmtree(staging, ignore_errors=True)
+        if not is_complete(directory):
+            raise
+        return False
+    return True
+
+
+def _remove_stale_staging(directory: Path) -> None:
+    """Staging folders of `directory` left by writers that died (killed mid-write)."""
+    for staging in directory.parent.glob(f".{directory.name}.*.tmp"):
+        pid = staging.name.removeprefix(f".{directory.name}.").removesuffix(".tmp")
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def is_complete(directory: Path) -> bool:
+    manifest = directory / MANIFEST
+    if not manifest.is_file():
+        return False
+    return json.loads(manifest.read_text()).get("format_version") == FORMAT_VERSION
+
+
+def read_graph_index(directory: Path) -> GraphIndex | None:
+    """The index in `directory`, memory-mapped; None if there is no complete one."""
+    if not is_complete(directory):
+        return None
+    nodes = _read_arrow(directory / "nodes.arrow")
+    segments = _read_arrow(directory / "segments.arrow")
+    arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+    shape = {
+        "mentions": (segments.num_rows, nodes.num_rows),
+        "fact_segments": (len(arrays["fact_head"]), segments.num_rows),
+    }
+    matrices = {name: _read_csr(directory, name, shape[name]) for name in MATRICES}
+    return GraphIndex(
+        entity_ids=nodes.column("entity_id").combine_chunks(),
+        entity_names=nodes.column("name").combine_chunks(),
+        segment_ids=segments.column("segment_id").combine_chunks(),
+        facts=_read_arrow(directory / "facts.arrow"),
+        **arrays,
+        **matrices,
+    )
+
+
+def _stored_vectors(db: lancedb.DBConnection, snapshot: Snapshot) -> tuple[pa.Array, np.ndarray]:
+    """(fact ids, statement vectors) of the snapshot's facts table; empty if it pins none."""
+    if "facts" not in snapshot.lance_versions:
+        return pa.array([], pa.string()), np.zeros((0, 0), np.float32)
+    stored = _pinned(db, snapshot, "facts", ["fact_id", "vector"])
+    ids = stored.column("fact_id").combine_chunks()
+    if not len(ids):
+        return ids, np.zeros((0, 0), np.float32)
+    vectors = np.asarray(stored.column("vector").combine_chunks().flatten(), np.float32)
+    return ids, vectors.reshape(len(ids), -1)
+
+
+def _pinned(
+    db: lancedb.DBConnection, snapshot: Snapshot, kind: str, columns: list[str]
+) -> pa.Table:
+    """`columns` of the snapshot's `kind` table at its pinned version."""
+    table = db.open_table(lance_table_name(snapshot.collection, kind))
+    table.checkout(snapshot.lance_versions[kind])
+    return table.to_arrow().select(columns)
+
+
+def _write_arrow(path: Path, table: pa.Table) -> None:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _read_arrow(path: Path) -> pa.Table:
+    """A mapped Arrow IPC file: its columns point into the file, nothing is copied."""
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+
+
+def _read_csr(directory: Path, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
+    indptr = np.load(directory / f"{name}_indptr.npy", mmap_mode="r")
+    indices = np.load(directory / f"{name}_indices.npy", mmap_mode="r")
+    return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)

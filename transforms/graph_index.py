@@ -1,0 +1,175 @@
+"""The graph index of one snapshot: everything the graph strategies read, as columns and
+CSR matrices, computed once at build time instead of at a snapshot's first query.
+
+Nodes are the snapshot's entities and segments in their pinned table order. The facts are
+every version the snapshot can see (recorded by its cutoff, not retracted), whatever
+their valid time or confidence, in the fact store's total order; a query picks its facts
+with vectorised masks (`fact_mask`): valid at its reference time, stable unless it is
+speculative. So one index serves every query coordinate, and selecting a coordinate's
+facts is a pass over two timestamp columns, not a database read.
+
+Choices the papers leave open:
+- Timestamps are int64 microseconds since the epoch (UTC); an open start is the smallest
+  int64 and an open end the largest, so "valid at V" is `from <= V < to` on integers. A
+  reference time without a zone is taken as UTC.
+- A fact whose head or tail is not an entity of the snapshot has position -1: it stays in
+  the index (a segment's provenance lists it) but never becomes a graph edge.
+- A segment that lists an entity twice, or a fact that cites a segment twice, links once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sp
+
+from transforms.graph_links import fact_statement
+
+OPEN_START = np.iinfo(np.int64).min
+OPEN_END = np.iinfo(np.int64).max
+
+Embed = Callable[[list[str]], np.ndarray]
+"""Normalised float32 vectors of statements (facts the stored table lacks)."""
+
+
+@dataclass(frozen=True)
+class GraphIndex:
+    """Nodes, facts and their links of one snapshot (arrays may be memory-mapped)."""
+
+    entity_ids: pa.Array
+    entity_names: pa.Array
+    segment_ids: pa.Array
+    facts: pa.Table
+    """Every fact version the snapshot sees, one row per fact position."""
+    fact_head: np.ndarray
+    """Entity position of each fact's head (-1: not an entity of the snapshot)."""
+    fact_tail: np.ndarray
+    fact_confidence: np.ndarray
+    fact_stable: np.ndarray
+    fact_valid_from: np.ndarray
+    """Microseconds since the epoch; OPEN_START where the start is unknown."""
+    fact_valid_to: np.ndarray
+    """Microseconds since the epoch; OPEN_END where the fact is still true."""
+    fact_vectors: np.ndarray
+    """Normalised statement vectors, row i for fact position i (n_facts x dim)."""
+    mentions: sp.csr_matrix
+    """n_segments x n_entities: 1 where the segment mentions the entity."""
+    fact_segments: sp.csr_matrix
+    """n_facts x n_segments: 1 where the segment supports the fact."""
+
+    @property
+    def n_facts(self) -> int:
+        return len(self.fact_head)
+
+    @property
+    def in_graph(self) -> np.ndarray:
+        """Facts whose both ends are entities of the snapshot."""
+        return (self.fact_head >= 0) & (self.fact_tail >= 0)
+
+
+def build_graph_index(
+    entities: pa.Table,
+    segments: pa.Table,
+    facts: pa.Table,
+    stored_vectors: tuple[pa.Array, np.ndarray],
+    embed: Embed,
+) -> GraphIndex:
+    """The index of `entities` (entity_id, name), `segments` (segment_id, entity_ids) and
+    `facts` (the fact store's rows: ids, ends, confidence, valid interval, supporting
+    segments, `stable`). `stored_vectors` are (fact ids, vectors) of the snapshot's facts
+    table; facts it lacks are embedded with `embed` on their statement."""
+    entity_ids = entities.column("entity_id").combine_chunks()
+    segment_ids = segments.column("segment_id").combine_chunks()
+    n_e, n_s, n_f = len(entity_ids), len(segment_ids), facts.num_rows
+    return GraphIndex(
+        entity_ids=entity_ids,
+        entity_names=entities.column("name").combine_chunks(),
+        segment_ids=segment_ids,
+        facts=facts.combine_chunks(),
+        fact_head=_positions(facts.column("head_entity_id"), entity_ids),
+        fact_tail=_positions(facts.column("tail_entity_id"), entity_ids),
+        fact_confidence=np.asarray(facts.column("confidence").to_numpy(), np.float64),
+        fact_stable=np.asarray(facts.column("stable").to_numpy(zero_copy_only=False), bool),
+        fact_valid_from=_microseconds(facts.column("valid_from"), OPEN_START),
+        fact_valid_to=_microseconds(facts.column("valid_to"), OPEN_END),
+        fact_vectors=_fact_vectors(facts, stored_vectors, embed),
+        mentions=_incidence(segments.column("entity_ids"), entity_ids, (n_s, n_e)),
+        fact_segments=_incidence(facts.column("source_segment_ids"), segment_ids, (n_f, n_s)),
+    )
+
+
+def fact_mask(index: GraphIndex, valid_at: datetime | None, speculative: bool) -> np.ndarray:
+    """Facts valid at `valid_at` (all if None), stable unless the query is speculative:
+    the fact store's as-of semantics (`stores.fact_queries`) as a mask."""
+    mask = np.ones(index.n_facts, bool) if speculative else np.array(index.fact_stable, bool)
+    if valid_at is not None:
+        at = microseconds(valid_at)
+        mask &= (index.fact_valid_from <= at) & (index.fact_valid_to > at)
+    return mask
+
+
+def microseconds(moment: datetime) -> int:
+    """`moment` as microseconds since the epoch (a naive moment is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _positions(ids: pa.ChunkedArray, nodes: pa.Array) -> np.ndarray:
+    """Position of each id among `nodes`, -1 where it is not one."""
+    found = pc.index_in(ids, value_set=nodes)
+    return np.asarray(found.fill_null(-1).to_numpy(), np.int64)
+
+
+def _microseconds(column: pa.ChunkedArray, missing: int) -> np.ndarray:
+    as_int = pc.cast(pc.cast(column, pa.timestamp("us", tz="UTC")), pa.int64())
+    return np.asarray(as_int.fill_null(missing).to_numpy(), np.int64)
+
+
+def _incidence(lists: pa.ChunkedArray, nodes: pa.Array, shape: tuple[int, int]) -> sp.csr_matrix:
+    """0/1 matrix with row i linking to the nodes that list i names (unknown ids dropped)."""
+    flat = pa.chunked_array(lists.chunks or [pa.array([], lists.type)], lists.type).combine_chunks()
+    rows = np.asarray(pc.list_parent_indices(flat).to_numpy(), np.int64)
+    cols = _positions(pa.chunked_array([pc.list_flatten(flat)]), nodes)
+    known = cols >= 0
+    matrix = sp.csr_matrix(
+        (np.ones(int(known.sum())), (rows[known], cols[known])), shape=shape, dtype=np.float64
+    )
+    matrix.data[:] = 1.0
+    matrix.sort_indices()
+    return matrix
+
+
+def _fact_vectors(
+    facts: pa.Table,
+    stored_vectors: tuple[pa.Array, np.ndarray],
+    embed: Embed,
+) -> np.ndarray:
+    stored_ids, stored = stored_vectors
+    at = _positions(facts.column("fact_id"), pa.array(stored_ids, pa.string()))
+    dim = stored.shape[1] if stored.size else 0
+    missing = np.flatnonzero(at < 0)
+    embedded = _embed_missing(facts, missing, embed)
+    dim = dim or (embedded.shape[1] if embedded.size else 0)
+    vectors = np.zeros((facts.num_rows, dim), np.float32)
+    found = at >= 0
+    vectors[found] = stored[at[found]]
+    if len(missing):
+        vectors[missing] = embedded
+    return vectors
+
+
+def _embed_missing(facts: pa.Table, missing: np.ndarray, embed: Embed) -> np.ndarray:
+    """Statement vectors of the facts at `missing` (a snapshot taken before the facts
+    table stored them)."""
+    if not len(missing):
+        return np.zeros((0, 0), np.float32)
+    rows = facts.select(["head_name", "relation", "tail_name"]).take(missing).to_pylist()
+    texts = [fact_statement(r["head_name"], r["relation"], r["tail_name"]) for r in rows]
+    return np.asarray(embed(texts), np.float32)
