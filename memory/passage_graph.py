@@ -15,8 +15,10 @@ session, speaker, day) and phrase node of `transforms.phrases`. Edges, all undir
   its kind's `ENTITY_LINK_WEIGHTS` factor and the lesser specificity of its two ends;
 - turn – next turn of the same session (`next_segment_id`), weight `NEXT_TURN_WEIGHT`.
 
-The matrix and its row-normalised transition are built once per view (per fact
-coordinates) and cached; a walk is a few sparse matrix–vector products.
+The segment – node incidence and the next turns come precomputed from the snapshot's
+graph index (`transforms.graph_index`); the matrix and its row-normalised transition are
+assembled from them once per view (per fact coordinates) with vectorised operations and
+cached; a walk is a few sparse matrix–vector products.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow.compute as pc
 import scipy.sparse as sp
 
 from memory.graph import graph_of
@@ -98,105 +101,80 @@ def passage_graph(view: SnapshotView, query: QueryContext) -> PassageGraph:
     return view.cache[key]
 
 
-def _kind_weight(node: str, phrase_weight: float) -> float:
-    return phrase_weight if node.startswith(PHRASE_PREFIX) else 1.0
-
-
 def _build(
     view: SnapshotView, query: QueryContext, phrase_weight: float, link_weights: dict[str, float]
 ) -> PassageGraph:
-    columns = [c for c in ("node_ids", "next_segment_id") if c in view.segments.column_names]
-    rows = view.segments.select(["segment_id", "entity_ids", *columns]).to_pylist()
-    segment_ids = [r["segment_id"] for r in rows]
-    segment_position = {s: i for i, s in enumerate(segment_ids)}
-    node_position: dict[str, int] = {}
-    link_rows, link_cols = [], []
-    for i, row in enumerate(rows):
-        for node in {*(row["entity_ids"] or []), *(row.get("node_ids") or [])}:
-            link_rows.append(i)
-            link_cols.append(node_position.setdefault(node, len(node_position)))
-    n_s, n_n = len(segment_ids), len(node_position)
-    links = sp.csr_matrix(
-        (np.ones(len(link_rows)), (link_rows, link_cols)), shape=(n_s, n_n), dtype=np.float64
-    )
+    """The passage graph from the snapshot's graph index: its segment – node incidence and
+    next turns are precomputed, the fact edges are the query's selection; no per-segment
+    or per-fact Python loop."""
+    index = view.graph_index
+    links = index.segment_nodes
+    node_ids = index.node_ids.to_pylist()
     specificity = 1.0 / np.maximum(np.asarray(links.sum(axis=0)).ravel(), 1.0)
-    kind_weight = np.array([_kind_weight(node, phrase_weight) for node in node_position])
+    is_phrase = pc.starts_with(index.node_ids, PHRASE_PREFIX).to_numpy(zero_copy_only=False)
+    kind_weight = np.where(is_phrase, phrase_weight, 1.0)
     weighted = (links @ sp.diags(specificity * kind_weight)).tocsr()
+    node_position = {node: i for i, node in enumerate(node_ids)}
+    entity_edges = _facts(view, query, specificity) + _entity_links(view, specificity, link_weights)
     adjacency = sp.bmat(
-        [
-            [_next_turns(rows, segment_position), weighted],
-            [
-                weighted.T,
-                _facts(view, query, node_position, specificity)
-                + _entity_links(view, node_position, specificity, link_weights),
-            ],
-        ],
-        format="csr",
+        [[_next_turns(index.next_segment), weighted], [weighted.T, entity_edges]], format="csr"
     )
     degree = np.asarray(adjacency.sum(axis=0)).ravel()
     inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    segment_ids = index.segment_ids.to_pylist()
     return PassageGraph(
         segment_ids=segment_ids,
-        node_ids=list(node_position),
-        segment_position=segment_position,
+        node_ids=node_ids,
+        segment_position={s: i for i, s in enumerate(segment_ids)},
         node_position=node_position,
         specificity=specificity,
         transition=(adjacency @ sp.diags(inverse)).tocsr(),
     )
 
 
-def _next_turns(rows: list[dict], position: dict[str, int]) -> sp.csr_matrix:
-    edges = [
-        (i, position[r["next_segment_id"]], NEXT_TURN_WEIGHT)
-        for i, r in enumerate(rows)
-        if r.get("next_segment_id") in position
-    ]
-    return _symmetric(edges, len(rows))
+def _next_turns(following: np.ndarray) -> sp.csr_matrix:
+    """Turn – next-turn edges, both directions."""
+    turns = np.flatnonzero(following >= 0)
+    weights = np.full(len(turns), NEXT_TURN_WEIGHT)
+    return _symmetric(turns, np.asarray(following[turns], np.int64), weights, len(following))
 
 
 def _entity_links(
-    view: SnapshotView,
-    position: dict[str, int],
-    specificity: np.ndarray,
-    kind_weights: dict[str, float],
+    view: SnapshotView, specificity: np.ndarray, kind_weights: dict[str, float]
 ) -> sp.csr_matrix:
     """Entity – entity edges of the snapshot's untyped links (none where it pins no
     `links` table, a snapshot built before they existed)."""
-    n = len(position)
-    walked = {kind for kind, weight in kind_weights.items() if weight > 0}
+    n = len(specificity)
+    walked = {kind: weight for kind, weight in kind_weights.items() if weight > 0}
     if not walked or "links" not in view.snapshot.lance_versions:
         return sp.csr_matrix((n, n))  # nothing to walk: the table is not read
-    edges = []
-    for r in view.table("links").to_arrow().to_pylist():
-        a, b = position.get(r["head_id"]), position.get(r["tail_id"])
-        if r["kind"] in walked and a is not None and b is not None:
-            weight = r["weight"] * kind_weights[r["kind"]] * min(specificity[a], specificity[b])
-            edges.append((a, b, weight))
-    return _symmetric(edges, n)
+    links = view.table("links").to_arrow()
+    nodes = view.graph_index.node_ids
+    a = np.asarray(pc.index_in(links.column("head_id"), nodes).fill_null(-1).to_numpy(), np.int64)
+    b = np.asarray(pc.index_in(links.column("tail_id"), nodes).fill_null(-1).to_numpy(), np.int64)
+    factor = np.zeros(links.num_rows)
+    for kind, weight in walked.items():
+        factor[pc.equal(links.column("kind"), kind).to_numpy()] = weight
+    kept = (a >= 0) & (b >= 0) & (factor > 0)
+    a, b = a[kept], b[kept]
+    weight = np.asarray(links.column("weight").to_numpy(), np.float64)[kept] * factor[kept]
+    return _symmetric(a, b, weight * np.minimum(specificity[a], specificity[b]), n)
 
 
-def _symmetric(edges: list[tuple[int, int, float]], n: int) -> sp.csr_matrix:
-    """The n x n matrix of undirected `edges` (a, b, weight), both directions set."""
-    if not edges:
-        return sp.csr_matrix((n, n))
-    a, b, w = (np.array(column) for column in zip(*edges, strict=True))
-    return sp.csr_matrix((np.r_[w, w], (np.r_[a, b], np.r_[b, a])), shape=(n, n))
+def _symmetric(a: np.ndarray, b: np.ndarray, weights: np.ndarray, n: int) -> sp.csr_matrix:
+    """The n x n matrix of undirected edges a[i] – b[i] of `weights`, both directions set."""
+    return sp.csr_matrix((np.r_[weights, weights], (np.r_[a, b], np.r_[b, a])), shape=(n, n))
 
 
-def _facts(
-    view: SnapshotView, query: QueryContext, position: dict[str, int], specificity: np.ndarray
-) -> sp.csr_matrix:
-    """Entity – entity edges of the query's facts between entities the segments mention."""
+def _facts(view: SnapshotView, query: QueryContext, specificity: np.ndarray) -> sp.csr_matrix:
+    """Entity – entity edges of the query's facts between entities the segments mention,
+    weighted by confidence times the lesser specificity of the two ends."""
     graph = graph_of(view, query)
-    n = len(position)
-    heads, tails, weights = [], [], []
-    for h, t, confidence in zip(
-        graph.fact_head, graph.fact_tail, graph.fact_confidence, strict=True
-    ):
-        a, b = position.get(graph.entity_ids[h]), position.get(graph.entity_ids[t])
-        if a is not None and b is not None and a != b:
-            heads.append(a)
-            tails.append(b)
-            weights.append(confidence * min(specificity[a], specificity[b]))
-    upper = sp.csr_matrix((weights, (heads, tails)), shape=(n, n))
+    entity_node = view.graph_index.entity_node
+    a, b = entity_node[graph.fact_head], entity_node[graph.fact_tail]
+    kept = (a >= 0) & (b >= 0) & (a != b)
+    a, b = a[kept], b[kept]
+    weights = graph.fact_confidence[kept] * np.minimum(specificity[a], specificity[b])
+    n = len(specificity)
+    upper = sp.csr_matrix((weights, (a, b)), shape=(n, n))
     return (upper + upper.T).tocsr()

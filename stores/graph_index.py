@@ -2,12 +2,14 @@
 every query process that opens the snapshot.
 
 Layout of `<home>/graph_index/<snapshot_id>/`:
-- `nodes.arrow`: entity ids and names; `segments.arrow`: segment ids (Arrow IPC files,
-  uncompressed so they map without a copy);
+- `nodes.arrow`: entity ids and names; `segments.arrow`: segment ids;
+  `passage_nodes.arrow`: the passage graph's node ids (Arrow IPC files, uncompressed so
+  they map without a copy);
 - `facts.arrow`: every fact version the snapshot sees (`stores.fact_queries`, known at
   the snapshot's recorded cutoff, any valid time and confidence);
 - one `.npy` per array: fact ends, confidence, stability, valid interval, statement
-  vectors, and the CSR parts of the mention and support matrices;
+  vectors, each entity's passage node, each turn's next turn, and the CSR parts of the
+  mention, support and segment – node matrices;
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -34,7 +36,7 @@ from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
 from transforms.graph_index import Embed, GraphIndex, build_graph_index
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 ARRAYS = (
     "fact_head",
@@ -44,8 +46,13 @@ ARRAYS = (
     "fact_valid_from",
     "fact_valid_to",
     "fact_vectors",
+    "entity_node",
+    "next_segment",
 )
-MATRICES = ("mentions", "fact_segments")
+MATRICES = ("mentions", "fact_segments", "segment_nodes")
+SEGMENT_COLUMNS = ("segment_id", "entity_ids", "node_ids", "next_segment_id")
+"""Columns of the segments table the index reads (the last two are optional: a snapshot
+recorded before they existed has neither)."""
 
 
 def graph_index_dir(workspace: Workspace, snapshot_id: str) -> Path:
@@ -58,7 +65,7 @@ def compute_graph_index(
     """The index of `snapshot` from its pinned LanceDB tables and its facts as known at its
     recorded cutoff (statements the facts table lacks are embedded with `embed`)."""
     entities = _pinned(db, snapshot, "entities", ["entity_id", "name"])
-    segments = _pinned(db, snapshot, "segments", ["segment_id", "entity_ids"])
+    segments = _pinned(db, snapshot, "segments", list(SEGMENT_COLUMNS))
     facts = facts_table_as_of(con, snapshot.collection, AsOf(None, snapshot.recorded_cutoff))
     return build_graph_index(entities, segments, facts, _stored_vectors(db, snapshot), embed)
 
@@ -75,6 +82,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     nodes = pa.table({"entity_id": index.entity_ids, "name": index.entity_names})
     _write_arrow(staging / "nodes.arrow", nodes)
     _write_arrow(staging / "segments.arrow", pa.table({"segment_id": index.segment_ids}))
+    _write_arrow(staging / "passage_nodes.arrow", pa.table({"node_id": index.node_ids}))
     _write_arrow(staging / "facts.arrow", index.facts)
     for name in ARRAYS:
         np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
@@ -91,6 +99,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
         "facts": index.n_facts,
         "mentions": int(index.mentions.nnz),
         "fact_segments": int(index.fact_segments.nnz),
+        "passage_nodes": len(index.node_ids),
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
     if directory.exists() and not is_complete(directory):  # not ours to keep: no manifest
@@ -136,10 +145,12 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         return None
     nodes = _read_arrow(directory / "nodes.arrow")
     segments = _read_arrow(directory / "segments.arrow")
+    node_ids = _read_arrow(directory / "passage_nodes.arrow").column("node_id").combine_chunks()
     arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
     shape = {
         "mentions": (segments.num_rows, nodes.num_rows),
         "fact_segments": (len(arrays["fact_head"]), segments.num_rows),
+        "segment_nodes": (segments.num_rows, len(node_ids)),
     }
     matrices = {name: _read_csr(directory, name, shape[name]) for name in MATRICES}
     return GraphIndex(
@@ -147,6 +158,7 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         entity_names=nodes.column("name").combine_chunks(),
         segment_ids=segments.column("segment_id").combine_chunks(),
         facts=_read_arrow(directory / "facts.arrow"),
+        node_ids=node_ids,
         **arrays,
         **matrices,
     )
@@ -170,7 +182,7 @@ def _pinned(
     """`columns` of the snapshot's `kind` table at its pinned version."""
     table = db.open_table(lance_table_name(snapshot.collection, kind))
     table.checkout(snapshot.lance_versions[kind])
-    return table.to_arrow().select(columns)
+    return table.to_arrow().select([c for c in columns if c in table.schema.names])
 
 
 def _write_arrow(path: Path, table: pa.Table) -> None:

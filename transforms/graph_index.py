@@ -61,6 +61,15 @@ class GraphIndex:
     """n_segments x n_entities: 1 where the segment mentions the entity."""
     fact_segments: sp.csr_matrix
     """n_facts x n_segments: 1 where the segment supports the fact."""
+    node_ids: pa.Array
+    """Passage-graph nodes: every entity a segment mentions and every structural or phrase
+    node it links to (`node_ids`), in order of first appearance."""
+    segment_nodes: sp.csr_matrix
+    """n_segments x n_nodes: 1 where the segment links to the node."""
+    entity_node: np.ndarray
+    """Node position of each entity (-1: no segment mentions it)."""
+    next_segment: np.ndarray
+    """Segment position of each turn's next turn (-1: none)."""
 
     @property
     def n_facts(self) -> int:
@@ -86,6 +95,12 @@ def build_graph_index(
     entity_ids = entities.column("entity_id").combine_chunks()
     segment_ids = segments.column("segment_id").combine_chunks()
     n_e, n_s, n_f = len(entity_ids), len(segment_ids), facts.num_rows
+    node_ids, segment_nodes = _segment_nodes(segments)
+    following = (
+        _positions(segments.column("next_segment_id"), segment_ids)
+        if "next_segment_id" in segments.column_names
+        else np.full(n_s, -1, np.int64)
+    )
     return GraphIndex(
         entity_ids=entity_ids,
         entity_names=entities.column("name").combine_chunks(),
@@ -100,6 +115,10 @@ def build_graph_index(
         fact_vectors=_fact_vectors(facts, stored_vectors, embed),
         mentions=_incidence(segments.column("entity_ids"), entity_ids, (n_s, n_e)),
         fact_segments=_incidence(facts.column("source_segment_ids"), segment_ids, (n_f, n_s)),
+        node_ids=node_ids,
+        segment_nodes=segment_nodes,
+        entity_node=_positions(pa.chunked_array([entity_ids]), node_ids),
+        next_segment=following,
     )
 
 
@@ -144,6 +163,27 @@ def _incidence(lists: pa.ChunkedArray, nodes: pa.Array, shape: tuple[int, int]) 
     matrix.data[:] = 1.0
     matrix.sort_indices()
     return matrix
+
+
+def _segment_nodes(segments: pa.Table) -> tuple[pa.Array, sp.csr_matrix]:
+    """The passage-graph nodes (entities mentioned, then `node_ids` links, in order of
+    first appearance) and the segment x node incidence."""
+    columns = [c for c in ("entity_ids", "node_ids") if c in segments.column_names]
+    rows, values = [], []
+    for name in columns:
+        flat = segments.column(name).combine_chunks()
+        rows.append(np.asarray(pc.list_parent_indices(flat).to_numpy(), np.int64))
+        values.append(pc.list_flatten(flat).cast(pa.string()))
+    every = pa.concat_arrays(values) if values else pa.array([], pa.string())
+    parents = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    present = np.asarray(every.is_valid().to_numpy(zero_copy_only=False), bool)
+    encoded = pc.dictionary_encode(every.filter(pa.array(present)))
+    cols = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
+    shape = (segments.num_rows, len(encoded.dictionary))
+    matrix = sp.csr_matrix((np.ones(len(cols)), (parents[present], cols)), shape=shape)
+    matrix.data[:] = 1.0
+    matrix.sort_indices()
+    return encoded.dictionary, matrix
 
 
 def _fact_vectors(

@@ -81,8 +81,22 @@ class Hypergraph:
         cols = np.repeat(np.arange(len(members)), [len(m) for m in members])
         rows = np.fromiter((n for m in members for n in m), dtype=np.int64, count=len(cols))
         incidence = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, len(members)))
+        return cls.from_incidence(incidence, kinds, vectors, node_vectors, supports, refs)
+
+    @classmethod
+    def from_incidence(
+        cls,
+        incidence: sp.spmatrix,
+        kinds: Sequence[int] | np.ndarray,
+        vectors: np.ndarray,
+        node_vectors: np.ndarray,
+        supports: sp.csr_matrix | None = None,
+        refs: Sequence[int] | np.ndarray | None = None,
+    ) -> Hypergraph:
+        """A hypergraph from its nodes x hyperedges incidence (any nonzero is membership)."""
+        incidence = sp.csr_matrix(incidence, dtype=np.float64)
         incidence.data[:] = 1.0
-        n = len(members)
+        n = incidence.shape[1]
         return cls(
             incidence=incidence,
             kinds=np.asarray(kinds, dtype=np.int8),
@@ -188,34 +202,38 @@ def personal_graph_of(
     return view.cache[restricted_key]
 
 
-def segment_vectors(view: SnapshotView) -> dict[str, np.ndarray]:
-    """Stored segment vectors by segment id, loaded once per view."""
+def segment_vectors(view: SnapshotView) -> np.ndarray:
+    """Stored segment vectors in table (= graph segment) order, loaded once per view."""
     if "segment_vectors" not in view.cache:
-        table = view.table("segments").to_arrow().select(["segment_id", "vector"])
-        ids = table.column("segment_id").to_pylist()
-        flat = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
-        view.cache["segment_vectors"] = dict(
-            zip(ids, flat.reshape(len(ids), -1), strict=True) if ids else {}
-        )
+        column = view.table("segments").to_arrow().column("vector").combine_chunks()
+        flat = np.asarray(column.flatten(), np.float32)
+        view.cache["segment_vectors"] = flat.reshape(len(column), -1)
     return view.cache["segment_vectors"]
 
 
 def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
-    by_id = segment_vectors(view)
+    """The hypergraph's incidence in three column blocks (facts, theses, episodes), each
+    built from index arrays with no per-fact or per-segment Python loop."""
+    seg_vectors = segment_vectors(view)
     theses, thesis_members = _resolved_theses(view, graph)
     thesis_vectors = encode([t.text for t in theses], view.snapshot.embedding_model)
-    dim = thesis_vectors.shape[1]
-    seg_vectors = np.zeros((len(graph.segment_ids), dim), np.float32)
-    for position, segment in enumerate(graph.segment_ids):
-        seg_vectors[position] = by_id[segment]
+    dim = seg_vectors.shape[1]
     mentioned = np.flatnonzero(np.diff(graph.mentions.indptr))
-    n_f, n_t, n_s = len(graph.facts), len(theses), len(graph.segment_ids)
-    indptr, indices = graph.mentions.indptr, graph.mentions.indices
-    members = [
-        *([int(h), int(t)] for h, t in zip(graph.fact_head, graph.fact_tail, strict=True)),
-        *thesis_members,
-        *(indices[indptr[s] : indptr[s + 1]] for s in mentioned),
-    ]
+    n_e, n_f, n_t, n_s = graph.n_entities, len(graph.facts), len(theses), len(graph.segment_ids)
+    fact_index = np.arange(n_f)
+    fact_block = sp.csr_matrix(
+        (
+            np.ones(2 * n_f),
+            (np.r_[graph.fact_head, graph.fact_tail], np.r_[fact_index, fact_index]),
+        ),
+        shape=(n_e, n_f),
+    )
+    thesis_cols = np.repeat(np.arange(n_t), [len(m) for m in thesis_members])
+    thesis_rows = np.fromiter((n for m in thesis_members for n in m), np.int64, len(thesis_cols))
+    thesis_block = sp.csr_matrix(
+        (np.ones(len(thesis_rows)), (thesis_rows, thesis_cols)), shape=(n_e, n_t)
+    )
+    episode_block = graph.mentions[mentioned].T
     thesis_segments = sp.csr_matrix(
         (np.ones(n_t), (np.arange(n_t), [graph.segment_position[t.segment_id] for t in theses])),
         shape=(n_t, n_s),
@@ -225,16 +243,19 @@ def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
         shape=(len(mentioned), n_s),
     )
     supports = sp.vstack([graph.fact_segments, thesis_segments, episode_segments], format="csr")
-    fact_vectors = graph.fact_vectors if n_f else np.zeros((0, dim), np.float32)
+    fact_vectors = np.asarray(graph.fact_vectors) if n_f else np.zeros((0, dim), np.float32)
+    thesis_vectors = thesis_vectors if n_t else np.zeros((0, dim), np.float32)
     vectors = np.concatenate([fact_vectors, thesis_vectors, seg_vectors[mentioned]])
-    hypergraph = Hypergraph.from_members(
-        graph.n_entities,
-        members,
-        kinds=[FACT] * n_f + [THESIS] * n_t + [EPISODE] * len(mentioned),
+    kinds = np.concatenate(
+        [np.full(n_f, FACT), np.full(n_t, THESIS), np.full(len(mentioned), EPISODE)]
+    )
+    hypergraph = Hypergraph.from_incidence(
+        sp.hstack([fact_block, thesis_block, episode_block], format="csr"),
+        kinds=kinds,
         vectors=vectors,
         node_vectors=_entity_vectors(view),
         supports=supports,
-        refs=[*range(n_f), *range(n_t), *mentioned.tolist()],
+        refs=np.concatenate([fact_index, np.arange(n_t), mentioned]),
     )
     return PersonalGraph(hypergraph, graph, theses, seg_vectors)
 

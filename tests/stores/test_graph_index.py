@@ -41,12 +41,13 @@ def test_round_trip_maps_what_was_written(tmp_path) -> None:
     read = read_graph_index(tmp_path / "snap-1")
     assert read is not None
     assert isinstance(read.fact_vectors, np.memmap), "arrays are mapped, not loaded"
-    for name in ("fact_head", "fact_tail", "fact_confidence", "fact_stable", "fact_vectors"):
+    arrays = ("fact_head", "fact_tail", "fact_confidence", "fact_stable", "fact_vectors")
+    for name in (*arrays, "entity_node", "next_segment"):
         assert np.array_equal(getattr(read, name), getattr(index, name)), name
-    for name in ("mentions", "fact_segments"):
+    for name in ("mentions", "fact_segments", "segment_nodes"):
         assert (getattr(read, name) != getattr(index, name)).nnz == 0, name
         assert getattr(read, name).shape == getattr(index, name).shape
-    assert read.facts.equals(index.facts)
+    assert read.facts.equals(index.facts) and read.node_ids.equals(index.node_ids)
     assert read.entity_ids.to_pylist() == ["a", "b"] and read.segment_ids.to_pylist() == [
         "s1",
         "s2",

@@ -34,7 +34,14 @@ def _facts() -> pa.Table:
 
 def _index(embedded: list[list[str]]):
     entities = pa.table({"entity_id": ["a", "b", "c"], "name": ["A", "B", "C"]})
-    segments = pa.table({"segment_id": ["s1", "s2"], "entity_ids": [["a", "b", "a"], ["x"]]})
+    segments = pa.table(
+        {
+            "segment_id": ["s1", "s2"],
+            "entity_ids": [["a", "b", "a"], ["x"]],
+            "node_ids": [["topic:t", "phrase:p"], ["phrase:p", None]],
+            "next_segment_id": ["s2", None],
+        }
+    )
     stored = (pa.array(["f2", "f1"]), np.array([[0.0, 1.0], [1.0, 0.0]], np.float32))
 
     def embed(texts: list[str]) -> np.ndarray:
@@ -55,6 +62,14 @@ def test_links_are_deduplicated_and_unknown_ids_dropped() -> None:
     index = _index([])
     assert index.mentions.toarray().tolist() == [[1, 1, 0], [0, 0, 0]]
     assert index.fact_segments.toarray().tolist() == [[1, 0], [0, 1], [0, 0]]
+
+
+def test_passage_nodes_are_mentioned_entities_and_linked_nodes() -> None:
+    index = _index([])
+    assert index.node_ids.to_pylist() == ["a", "b", "x", "topic:t", "phrase:p"]
+    assert index.segment_nodes.toarray().tolist() == [[1, 1, 0, 1, 1], [0, 0, 1, 0, 1]]
+    assert index.entity_node.tolist() == [0, 1, -1], "c is mentioned nowhere"
+    assert index.next_segment.tolist() == [1, -1]
 
 
 def test_stored_vectors_are_reused_and_only_missing_statements_embedded() -> None:
