@@ -51,30 +51,35 @@ def shortest_path(
 ) -> tuple[list[int] | None, int, set[int]]:
     """(nodes of a cheapest start..target path or None, expansions, expanded nodes)."""
     goal = hypergraph.node_vectors[target]
-    cost = {start: 0}
+    unreached = np.iinfo(np.int64).max
+    cost = np.full(hypergraph.n_nodes, unreached, np.int64)
+    cost[start] = 0
+    is_closed = np.zeros(hypergraph.n_nodes, bool)
     parent: dict[int, int] = {}
     counter = itertools.count()
     frontier = [(0.0, 0.0, next(counter), start)]
     closed: set[int] = set()
     while frontier:
         _, _, _, node = heapq.heappop(frontier)
-        if node in closed:
+        if is_closed[node]:
             continue
         if node == target:
             return _unwind(parent, target), len(closed), closed
         if len(closed) >= params.max_passed_nodes:
             break
         closed.add(node)
+        is_closed[node] = True
         if cost[node] >= params.max_depth:
             continue
+        step_cost = int(cost[node]) + 1
         neighbours = hypergraph.neighbours(node)
+        better = ~is_closed[neighbours] & (cost[neighbours] > step_cost)
+        neighbours = neighbours[better]
         heuristic = np.clip((1.0 - hypergraph.node_vectors[neighbours] @ goal) / 2.0, 0.0, 1.0)
-        step_cost = cost[node] + 1
+        heuristic[neighbours == target] = 0.0
+        cost[neighbours] = step_cost
         for other, h in zip(neighbours.tolist(), heuristic.tolist(), strict=True):
-            if other in closed or cost.get(other, step_cost + 1) <= step_cost:
-                continue
-            cost[other], parent[other] = step_cost, node
-            h = 0.0 if other == target else h
+            parent[other] = node
             heapq.heappush(frontier, (step_cost + h, h, next(counter), other))
     return None, len(closed), closed
 

@@ -1,6 +1,10 @@
 """PersonalAI's BeamSearch retriever: from each linked query node, up to `max_paths` paths
 grown step by step, keeping the most relevant to the question at every step.
 
+Each step's candidate extensions are generated and ranked as arrays (`_candidates`: a
+row selection of the hypergraph's member matrix per beam); only the candidates the
+greedy selection looks at become path objects.
+
 Paper (§3, App. F): paths are built as in beam-search decoding; `max_depth = 5`,
 `max_paths = 10`; same-path node revisits, node sharing between different paths and
 relation sharing between different paths are all disallowed by default
@@ -93,20 +97,18 @@ def beam_paths(
     """The final (path, ended) list from `start`, best first."""
     beams, ended = [BeamPath(start)], []
     for _ in range(params.max_depth):
-        candidates = [
-            (path.extended(Step(e, path.last, int(v)), float(similarity[e])), parent)
-            for parent, path in enumerate(beams)
-            for e in hypergraph.hyperedges_of(path.last).tolist()
-            for v in hypergraph.members_of(e)
-            if v != path.last and (params.same_path_intersection_by_node or v not in path.nodes)
-        ]
-        candidates.sort(key=lambda c: -c[0].relevance(params.mean_alpha))
+        parents, edges, targets, relevance = _candidates(hypergraph, beams, similarity, params)
+        order = np.argsort(-relevance, kind="stable")  # the loop's stable sort, best first
         taken_nodes = {n for p in ended for n in p.nodes[1:]}
         taken_rels = {s.hyperedge for p in ended for s in p.steps}
         selected, extended_parents = [], set()
-        for path, parent in candidates:
+        for at in order.tolist():
             if len(selected) == params.max_paths:
                 break
+            parent = int(parents[at])
+            source = beams[parent].last
+            step = Step(int(edges[at]), source, int(targets[at]))
+            path = beams[parent].extended(step, float(similarity[step.hyperedge]))
             nodes, rels = set(path.nodes[1:]), {s.hyperedge for s in path.steps}
             if not params.diff_paths_intersection_by_node and nodes & taken_nodes:
                 continue
@@ -121,6 +123,33 @@ def beam_paths(
         if not beams:
             break
     return _final(ended, beams, params)
+
+
+def _candidates(
+    hypergraph: Hypergraph, beams: list[BeamPath], similarity: np.ndarray, params: BeamParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every admissible one-step extension of the beams, as arrays in the order the beams,
+    their last node's hyperedges and those hyperedges' members come: (parent beam,
+    hyperedge, target node, relevance of the extended path). The relevance is computed in
+    the same float operations as `BeamPath.relevance`, so ties and order are the same.
+    `beams` is never empty (the search stops when no beam is left)."""
+    parts: list[tuple[np.ndarray, ...]] = []
+    alpha = params.mean_alpha
+    for parent, path in enumerate(beams):
+        hyperedges = hypergraph.hyperedges_of(path.last)
+        members = hypergraph.members[hyperedges]
+        edge = np.repeat(hyperedges, np.diff(members.indptr)).astype(np.int64)
+        target = np.asarray(members.indices, np.int64)
+        keep = target != path.last
+        if not params.same_path_intersection_by_node:
+            keep &= ~np.isin(target, path.nodes)
+        edge, target = edge[keep], target[keep]
+        score = np.asarray(similarity, np.float64)[edge]
+        total = sum(path.scores) + score
+        relevance = alpha * total / (len(path.scores) + 1) + (1 - alpha) * score
+        parts.append((np.full(len(edge), parent, np.int64), edge, target, relevance))
+    parents, edges, targets, relevance = (np.concatenate(c) for c in zip(*parts, strict=True))
+    return parents, edges, targets, relevance
 
 
 def _final(

@@ -15,7 +15,7 @@ nodes"). Here the object nodes are the snapshot's entities (the positions of
   mentions (`MemoryGraph.mentions`).
 
 A node's hyperedges and a hyperedge's members are CSR rows of the incidence matrix and of
-its transpose; node-to-node adjacency (sharing a hyperedge) is their sparse product.
+its transpose; a node's neighbours (nodes sharing a hyperedge) are read off those rows.
 Each hyperedge has a text vector for similarity to the question: the stored fact statement
 vector, the thesis text embedded once per view, the segment's stored vector. Entity nodes
 carry their description vectors (A*'s inner-product heuristic). Hyperedges support
@@ -119,14 +119,6 @@ class Hypergraph:
         """n_hyperedges x n_nodes: each hyperedge's member nodes."""
         return self.incidence.T.tocsr()
 
-    @functools.cached_property
-    def adjacency(self) -> sp.csr_matrix:
-        """n_nodes x n_nodes, nonzero where two distinct nodes share a hyperedge."""
-        product = (self.incidence @ self.members).tocsr()
-        product.setdiag(0)
-        product.eliminate_zeros()
-        return product
-
     def hyperedges_of(self, node: int) -> np.ndarray:
         row = self.incidence
         return row.indices[row.indptr[node] : row.indptr[node + 1]]
@@ -136,8 +128,13 @@ class Hypergraph:
         return row.indices[row.indptr[hyperedge] : row.indptr[hyperedge + 1]]
 
     def neighbours(self, node: int) -> np.ndarray:
-        row = self.adjacency
-        return row.indices[row.indptr[node] : row.indptr[node + 1]]
+        """The other members of the node's hyperedges, the most recently met first (read
+        off its hyperedges, not from a whole-graph node x node product, which hub
+        episodes make large and slow to build)."""
+        cols = self.members[self.hyperedges_of(node)].indices
+        _, first = np.unique(cols, return_index=True)
+        met = cols[np.sort(first)][::-1]
+        return met[met != node]
 
     def joining(self, u: int, v: int) -> np.ndarray:
         """The hyperedges that have both `u` and `v` as members."""

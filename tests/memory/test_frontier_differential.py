@@ -1,0 +1,114 @@
+"""WaterCircles, BeamSearch and A* on sparse operations return exactly what the
+one-hyperedge-at-a-time loops returned (`water_circles_reference`, `beam_reference`): the
+same hyperedges in the same order, the same chains, visited nodes and details, on the
+sample's hypergraph and on random hypergraphs of 10,000 facts with thesis and episode
+hyperedges (restricted or not, strict or not, each parameter variant)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.personalai.astar import AStarParams, astar
+from memory.personalai.beam import BeamParams, beam_search
+from memory.personalai.hypergraph import EPISODE, FACT, THESIS, Hypergraph, personal_graph_of
+from memory.personalai.water_circles import WaterCirclesParams, water_circles
+from memory.snapshot_view import QueryContext
+from tests.memory import astar_reference, beam_reference
+from tests.memory import water_circles_reference as reference
+
+
+def _random_hypergraph(seed: int, n_nodes: int = 2_500, n_facts: int = 10_000) -> Hypergraph:
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, n_nodes + 1) ** 0.8  # a few hubs, as real graphs have
+    pick = lambda size: rng.choice(n_nodes, size=size, p=weights / weights.sum())  # noqa: E731
+    facts = [[int(h), int(t)] for h, t in zip(pick(n_facts), pick(n_facts), strict=True)]
+    theses = [sorted(set(pick(int(rng.integers(1, 5))).tolist())) for _ in range(300)]
+    episodes = [sorted(set(pick(int(rng.integers(1, 8))).tolist())) for _ in range(2_000)]
+    members = [*facts, *theses, *episodes]
+    kinds = [FACT] * len(facts) + [THESIS] * len(theses) + [EPISODE] * len(episodes)
+    vectors = rng.normal(size=(len(members), 8)).astype(np.float32)
+    return Hypergraph.from_members(n_nodes, members, kinds, vectors, np.zeros((n_nodes, 8)))
+
+
+def _same(hypergraph: Hypergraph, linked: list[int], params: WaterCirclesParams) -> None:
+    similarity = hypergraph.vectors @ hypergraph.vectors[0]
+    expected = reference.water_circles(hypergraph, linked, similarity, params)
+    found = water_circles(hypergraph, linked, similarity, params)
+    assert list(found.chains) == list(expected.chains), "same hyperedges, same order"
+    assert found.chains == expected.chains
+    assert found.found_by == expected.found_by
+    assert found.visited == expected.visited
+    assert found.details == expected.details
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("linked", [[0], [0, 7], [3, 11, 40], [2_400, 5, 2_400], [2_499]], ids=str)
+def test_random_10k_fact_hypergraphs(seed: int, linked: list[int]) -> None:
+    _same(_random_hypergraph(seed), linked, WaterCirclesParams())
+
+
+@pytest.mark.parametrize("barred", [(EPISODE,), (FACT, THESIS)])
+def test_restricted_and_unstrict(barred: tuple[int, ...]) -> None:
+    hypergraph = _random_hypergraph(2).restricted(barred)
+    _same(hypergraph, [1, 9], WaterCirclesParams(strict_filter=False, max_depth=2))
+    _same(hypergraph, [1, 9, 30], WaterCirclesParams(max_depth=4))
+
+
+def test_sample_hypergraph(graph_memory) -> None:
+    view = graph_memory._view
+    personal = personal_graph_of(view, QueryContext("Who is the CEO of Acme?", 5))
+    hypergraph = personal.hypergraph
+    degree = np.diff(hypergraph.incidence.indptr)
+    hubs = np.argsort(-degree, kind="stable")[:6].tolist()
+    similarity = hypergraph.vectors @ hypergraph.vectors[0]
+    for linked in ([hubs[0]], hubs[:2], hubs[1:4], hubs):
+        _same(hypergraph, linked, WaterCirclesParams())
+        expected = beam_reference.beam_search(hypergraph, linked, similarity)
+        assert beam_search(hypergraph, linked, similarity).chains == expected.chains
+        if len(linked) > 1:
+            expected = astar_reference.astar(hypergraph, linked)
+            assert astar(hypergraph, linked).details == expected.details
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize(
+    "params",
+    [
+        BeamParams(),
+        BeamParams(same_path_intersection_by_node=True, max_paths=4),
+        BeamParams(diff_paths_intersection_by_node=True, diff_paths_intersection_by_rel=True),
+        BeamParams(final_sorting_mode="continuous_first", max_depth=3),
+    ],
+    ids=["defaults", "revisits", "sharing", "continuous_first"],
+)
+def test_beam_search_on_random_10k_fact_hypergraphs(seed: int, params: BeamParams) -> None:
+    hypergraph = _random_hypergraph(seed)
+    similarity = hypergraph.vectors @ hypergraph.vectors[1]
+    for linked in ([0], [5, 2_000], [2_499, 17, 5]):
+        expected = beam_reference.beam_search(hypergraph, linked, similarity, params)
+        found = beam_search(hypergraph, linked, similarity, params)
+        assert found.chains == expected.chains and list(found.chains) == list(expected.chains)
+        assert found.found_by == expected.found_by and found.visited == expected.visited
+        assert found.details == expected.details
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+@pytest.mark.parametrize(
+    "params",
+    [AStarParams(), AStarParams(max_depth=2, max_passed_nodes=40)],
+    ids=["defaults", "tight"],
+)
+def test_astar_on_random_10k_fact_hypergraphs(seed: int, params: AStarParams) -> None:
+    rng = np.random.default_rng(seed)
+    hypergraph = _random_hypergraph(seed)
+    vectors = rng.normal(size=(hypergraph.n_nodes, 8))
+    hypergraph.node_vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(
+        np.float32
+    )
+    for linked in ([0, 7], [5, 2_000, 2_499], [1_000, 1_500, 2_200, 30]):
+        expected = astar_reference.astar(hypergraph, linked, params)
+        found = astar(hypergraph, linked, params)
+        assert found.chains == expected.chains and list(found.chains) == list(expected.chains)
+        assert found.found_by == expected.found_by and found.visited == expected.visited
+        assert found.details == expected.details
