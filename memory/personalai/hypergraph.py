@@ -131,7 +131,7 @@ class Hypergraph:
         """The other members of the node's hyperedges, the most recently met first (read
         off its hyperedges, not from a whole-graph node x node product, which hub
         episodes make large and slow to build)."""
-        cols = self.members[self.hyperedges_of(node)].indices
+        cols = row_indices(self.members, self.hyperedges_of(node))
         _, first = np.unique(cols, return_index=True)
         met = cols[np.sort(first)][::-1]
         return met[met != node]
@@ -152,6 +152,17 @@ class Hypergraph:
         incidence = (self.incidence @ sp.diags(keep)).tocsr()
         incidence.eliminate_zeros()
         return replace(self, incidence=incidence)
+
+
+def row_indices(matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """The column indices of `rows` of a CSR matrix, concatenated in order (a gather on
+    its index arrays, without building a sub-matrix)."""
+    starts = matrix.indptr[rows]
+    lengths = matrix.indptr[np.asarray(rows) + 1] - starts
+    if not len(lengths):
+        return np.zeros(0, matrix.indices.dtype)
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return matrix.indices[offsets + np.arange(int(lengths.sum()))]
 
 
 @dataclass
