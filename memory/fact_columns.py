@@ -1,14 +1,15 @@
 """A query's facts as a selection of the graph index's columns: positions into the mapped
 fact table and vector matrix, and nothing copied per fact.
 
-A strategy reads a fact as a row (`facts[i]["relation"]`), but only the rows it touches
-are ever turned into Python values; the selection of a million facts is one int64 array.
+A strategy reads a fact as a row (`facts[i]["relation"]`), but only the fields of the rows
+it touches are ever turned into Python values; the selection of a million facts is one
+int64 array.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
@@ -18,24 +19,51 @@ CHUNK_ROWS = 65_536
 copied, the whole selection never is)."""
 
 
-class FactRows:
-    """Rows `positions` of `table`, each read as a dict when asked for."""
+class FactRow(Mapping[str, Any]):
+    """One fact as a read-only mapping; each field is read from its column when first
+    asked for (about a microsecond; a timestamp several), so a strategy that looks at a
+    fact's relation and confidence never converts its other fields."""
+
+    __slots__ = ("_columns", "_position", "_values")
+
+    def __init__(self, columns: dict[str, pa.Array], position: int) -> None:
+        self._columns = columns
+        self._position = position
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            self._values[key] = self._columns[key][self._position].as_py()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __repr__(self) -> str:
+        return f"FactRow({dict(self)!r})"
+
+
+class FactRows(Sequence[FactRow]):
+    """Rows `positions` of `table`, each read as a `FactRow` when asked for."""
 
     def __init__(self, table: pa.Table, positions: np.ndarray) -> None:
-        self._table = table
+        self._columns = {name: table.column(name).combine_chunks() for name in table.column_names}
         self._positions = positions
 
     def __len__(self) -> int:
         return len(self._positions)
 
-    def __getitem__(self, i: int) -> dict[str, Any]:
-        position = int(self._positions[i])
-        return {
-            name: self._table.column(name)[position].as_py() for name in self._table.column_names
-        }
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (self[i] for i in range(len(self)))
+    @overload
+    def __getitem__(self, i: int) -> FactRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[FactRow]: ...
+    def __getitem__(self, i: int | slice) -> FactRow | list[FactRow]:
+        if isinstance(i, slice):
+            return [FactRow(self._columns, int(p)) for p in self._positions[i]]
+        return FactRow(self._columns, int(self._positions[i]))
 
 
 class SelectedRows:

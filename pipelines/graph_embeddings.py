@@ -35,7 +35,12 @@ from stores.stage_inputs import (
     logical_facts,
     mention_windows,
 )
-from stores.structure_table import StructureSync, entity_vectors, sync_structure
+from stores.structure_table import (
+    StructureSync,
+    WarmStartSettings,
+    entity_vectors,
+    sync_structure,
+)
 from stores.warehouse import WarehouseStore
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
@@ -81,6 +86,11 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
         vectors,
         graph_triples(warehouse, collection, settings.rgcn_min_confidence),
         rgcn,
+        WarmStartSettings(
+            warehouse.workspace.rgcn_model_path(collection),
+            settings.rgcn_staleness,
+            settings.rgcn_warm_epochs,
+        ),
     )
     embedded = sum(s.added for s in syncs.values())
     deleted = sum(s.deleted for s in syncs.values())
@@ -181,8 +191,11 @@ def _training_figures(structure: StructureSync, config: dict[str, Any]) -> dict[
         "rgcn_trained": True,
         "graph_hash": structure.graph_hash,
         "rgcn_seconds": bank.result.seconds,
+        "rgcn_warm_started": bank.result.warm_started,
+        "rgcn_triples_changed": round(bank.change, 4),
+        "rgcn_drift": round(bank.model.drift, 4),
         "rgcn_seed": config["seed"],
-        "rgcn_epochs": config["epochs"],
+        "rgcn_epochs": len(bank.result.losses),
         "rgcn_facts": bank.n_facts,
         "rgcn_relations": len(bank.relations),
         "rgcn_basis_decomposition": bank.result.uses_bases,

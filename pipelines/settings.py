@@ -162,6 +162,12 @@ class BuildSettings(BaseModel):
     rgcn_min_confidence: float = Field(
         0.0, description="current facts below this confidence are left out of the R-GCN graph"
     )
+    rgcn_staleness: float = Field(
+        0.1,
+        description="R-GCN drift bound: a rebuild warm-starts from the last weights until the "
+        "triples changed since the last cold run exceed this share (0: always train cold)",
+    )
+    rgcn_warm_epochs: int = Field(15, description="epochs of a warm-started R-GCN run")
 
     @property
     def second_encoder(self) -> str | None:

@@ -5,12 +5,22 @@ vector (`vector`, searched by the structural bank) and the `graph_hash` of the t
 inputs. The R-GCN is retrained and the table overwritten only when that hash changes (a
 different fact set, entity set, text vectors or training configuration), so an unchanged
 rebuild keeps the table version and therefore the snapshot id.
+
+The weights of the last run are kept beside the workspace's tables
+(`<home>/models/rgcn/<collection>.npz`: the state arrays, the relation types they index,
+the configuration digest, the trained triples' keys and the drift), so the next run can
+warm-start from them (`transforms.structural_bank.warm_start_plan`). A missing or
+unreadable file means a cold start, never a failed build.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import lancedb
@@ -21,6 +31,7 @@ from transforms.rgcn import RGCNConfig
 from transforms.structural_bank import (
     HASH_COLUMN,
     StructuralBank,
+    TrainedModel,
     fact_triples,
     graph_hash,
     structural_rows,
@@ -61,8 +72,10 @@ def sync_structure(
     vectors: np.ndarray,
     facts: Sequence[Mapping[str, Any]],
     config: RGCNConfig,
+    warm: WarmStartSettings | None = None,
 ) -> StructureSync:
-    """Make table `name` hold the structural bank of these entities and facts."""
+    """Make table `name` hold the structural bank of these entities and facts (trained
+    warm from the weights at `warm.model_path` when the drift allows)."""
     digest = graph_hash(entity_ids, vectors, fact_triples(facts, entity_ids), config)
     existing = _open(db, name)
     if existing is not None and _stored_hashes(existing) == {digest}:
@@ -71,9 +84,59 @@ def sync_structure(
         if existing is not None:
             db.drop_table(name)
         return StructureSync(None, digest, None)
-    bank = structural_rows(entity_ids, vectors, facts, config)
+    previous = load_trained(warm.model_path) if warm else None
+    bank = structural_rows(
+        entity_ids,
+        vectors,
+        facts,
+        config,
+        previous,
+        warm.staleness if warm else 0.0,
+        warm.epochs if warm else None,
+    )
     table = db.create_table(name, bank.rows, mode="overwrite")
+    if warm:
+        save_trained(warm.model_path, bank.model)
     return StructureSync(table.version, digest, bank)
+
+
+@dataclass(frozen=True)
+class WarmStartSettings:
+    """Where a collection's last R-GCN weights live, the drift bound before a cold run
+    and the epochs of a warm one."""
+
+    model_path: Path
+    staleness: float
+    epochs: int
+
+
+def load_trained(path: Path) -> TrainedModel | None:
+    """The weights saved at `path`, or None when there are none or they cannot be read."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            meta = json.loads(str(saved["meta"]))
+            state = {
+                k.removeprefix("state/"): saved[k] for k in saved.files if k.startswith("state/")
+            }
+            return TrainedModel(
+                state, meta["relations"], meta["config_digest"], saved["triple_keys"], meta["drift"]
+            )
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+
+
+def save_trained(path: Path, model: TrainedModel) -> None:
+    """Write `model` to `path` atomically (a crash leaves the previous file or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "relations": model.relations,
+        "config_digest": model.config_digest,
+        "drift": model.drift,
+    }
+    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+    arrays = {f"state/{k}": v for k, v in model.state.items()}
+    np.savez(staging, meta=np.array(json.dumps(meta)), triple_keys=model.triple_keys, **arrays)
+    os.replace(staging, path)
 
 
 def _open(db: lancedb.DBConnection, name: str) -> lancedb.table.Table | None:

@@ -68,6 +68,10 @@ class Workspace:
     def dagster_home(self) -> Path:
         return self.root / "dagster"
 
+    def rgcn_model_path(self, collection: str) -> Path:
+        """The collection's last R-GCN weights, for a warm start (`stores.structure_table`)."""
+        return self.root / "models" / "rgcn" / f"{check_collection_name(collection)}.npz"
+
     def parquet_dir(self, collection: str, stage: str) -> Path:
         return self.root / "parquet" / check_collection_name(collection) / stage
 

@@ -116,6 +116,9 @@ class RGCNResult:
     n_relations: int
     seconds: float
     device: str
+    state: dict[str, np.ndarray]
+    """The trained weights (encoder, decoder, fusion), for a later warm start."""
+    warm_started: bool = False
 
     def score(self, heads: np.ndarray, relations: np.ndarray, tails: np.ndarray) -> np.ndarray:
         """Link-prediction logits h_h^T W_r h_t of the given triples."""
@@ -251,9 +254,15 @@ def train_rgcn(
     text: np.ndarray,
     config: RGCNConfig | None = None,
     n_relations: int | None = None,
+    warm_start: dict[str, np.ndarray] | None = None,
+    epochs: int | None = None,
 ) -> RGCNResult:
     """Train the encoder on the facts (index arrays into the entities and relation types)
-    and return structural and fused embeddings for all `n_entities` rows of `text`."""
+    and return structural and fused embeddings for all `n_entities` rows of `text`.
+
+    `warm_start` (a previous result's `state`, for the same relation types and widths)
+    starts from those weights instead of a fresh initialisation; `epochs` overrides the
+    configured count (a warm start needs fewer)."""
     config = config or RGCNConfig()
     heads, relations, tails = (np.asarray(a, dtype=np.int64) for a in (heads, relations, tails))
     if text.shape[0] != n_entities:
@@ -265,6 +274,8 @@ def train_rgcn(
     started = time.perf_counter()
     with _deterministic(config.seed, device, config.threads):
         model = KgermarEncoder(text.shape[1], n_relations, config).to(device)
+        if warm_start is not None:
+            _load_state(model, warm_start)
         features = torch.as_tensor(np.asarray(text, np.float32), device=device)
         edges = message_edges(heads, relations, tails, n_relations, config.separate_inverse, device)
         facts = tuple(torch.as_tensor(a, device=device) for a in (heads, relations, tails))
@@ -275,7 +286,7 @@ def train_rgcn(
             [{"params": others}, {"params": fusion, "lr": config.fusion_lr}], lr=config.lr
         )
         losses = []
-        for _ in range(config.epochs):
+        for _ in range(config.epochs if epochs is None else epochs):
             optimizer.zero_grad()
             loss = _loss(model, features, edges, facts, n_entities, config, generator)
             loss.backward()
@@ -298,7 +309,22 @@ def train_rgcn(
             n_relations=n_relations,
             seconds=round(time.perf_counter() - started, 3),
             device=str(device),
+            state={k: v.detach().cpu().numpy() for k, v in model.state_dict().items()},
+            warm_started=warm_start is not None,
         )
+
+
+def _load_state(model: KgermarEncoder, state: dict[str, np.ndarray]) -> None:
+    """Load `state` into `model`, refusing one whose names or shapes differ (a different
+    relation set or width: a warm start would be meaningless)."""
+    current = model.state_dict()
+    mismatched = sorted(
+        k for k in current.keys() | state.keys()
+        if k not in state or k not in current or tuple(state[k].shape) != tuple(current[k].shape)
+    )  # fmt: skip
+    if mismatched:
+        raise ValueError(f"warm-start weights do not fit this model: {', '.join(mismatched)}")
+    model.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
 
 
 def _loss(
