@@ -8,50 +8,112 @@ int64 array.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, overload
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-CHUNK_ROWS = 65_536
-"""Rows per block when a product runs over a selection of a mapped matrix (a block is
-copied, the whole selection never is)."""
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+Field = Callable[[int], Any]
+"""Reads one field of the fact at a position."""
+DICTIONARY_LIMIT = 4_096
+"""A string column with at most this many distinct values is read through its codes."""
+
+
+class FactColumns:
+    """Fast field readers over the index's fact table, built once per index: a numeric or
+    boolean column is read from its NumPy view, a string column with few distinct values
+    (relation, cardinality, extractor, operation) through its integer codes, any other
+    column with a time zone through its microseconds, and any other column (names, ids,
+    lists) as an Arrow scalar."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.names = list(table.column_names)
+        self._fields: dict[str, Field] = {
+            name: _reader(table.column(name).combine_chunks()) for name in self.names
+        }
+
+    def read(self, name: str, position: int) -> Any:
+        return self._fields[name](position)
+
+
+def _reader(column: pa.Array) -> Field:
+    kind = column.type
+    if pa.types.is_timestamp(kind) and kind.tz and kind.unit == "us":
+        return _timestamp_reader(column, ZoneInfo(kind.tz))
+    if column.null_count == 0 and (
+        pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+    ):
+        values = column.to_numpy(zero_copy_only=False)
+        return lambda position: values[position].item()
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        encoded = column.dictionary_encode()
+        if len(encoded.dictionary) <= DICTIONARY_LIMIT:
+            names = encoded.dictionary.to_pylist()
+            codes = encoded.indices.fill_null(len(names)).to_numpy(zero_copy_only=False)
+            names.append(None)
+            return lambda position: names[codes[position]]
+    return lambda position: column[position].as_py()
+
+
+def _timestamp_reader(column: pa.Array, zone: ZoneInfo) -> Field:
+    """Microsecond timestamps as aware datetimes in the column's zone (what Arrow's `as_py`
+    gives, without its per-scalar cost)."""
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    micros = pc.cast(column, pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+
+    def read(position: int) -> datetime | None:
+        if not valid[position]:
+            return None
+        return (EPOCH + timedelta(microseconds=int(micros[position]))).astimezone(zone)
+
+    return read
 
 
 class FactRow(Mapping[str, Any]):
     """One fact as a read-only mapping; each field is read from its column when first
-    asked for (about a microsecond; a timestamp several), so a strategy that looks at a
-    fact's relation and confidence never converts its other fields."""
+    asked for, so a strategy that looks at a fact's relation and confidence never
+    converts its other fields."""
 
     __slots__ = ("_columns", "_position", "_values")
 
-    def __init__(self, columns: dict[str, pa.Array], position: int) -> None:
+    def __init__(self, columns: FactColumns, position: int) -> None:
         self._columns = columns
         self._position = position
         self._values: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._values:
-            self._values[key] = self._columns[key][self._position].as_py()
+            self._values[key] = self._columns.read(key, self._position)
         return self._values[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._columns)
+        return iter(self._columns.names)
 
     def __len__(self) -> int:
-        return len(self._columns)
+        return len(self._columns.names)
 
     def __repr__(self) -> str:
         return f"FactRow({dict(self)!r})"
 
 
-class FactRows(Sequence[FactRow]):
-    """Rows `positions` of `table`, each read as a `FactRow` when asked for."""
+ROW_CACHE = 262_144
+"""Rows a `FactRows` keeps once read (with the fields read), so a strategy that looks at
+one fact several times converts each field once; emptied when full, so memory stays
+bounded whatever a strategy touches."""
 
-    def __init__(self, table: pa.Table, positions: np.ndarray) -> None:
-        self._columns = {name: table.column(name).combine_chunks() for name in table.column_names}
+
+class FactRows(Sequence[FactRow]):
+    """Rows `positions` of the fact columns, each read as a `FactRow` when asked for."""
+
+    def __init__(self, columns: FactColumns, positions: np.ndarray) -> None:
+        self._columns = columns
         self._positions = positions
+        self._rows: dict[int, FactRow] = {}
 
     def __len__(self) -> int:
         return len(self._positions)
@@ -62,8 +124,13 @@ class FactRows(Sequence[FactRow]):
     def __getitem__(self, i: slice) -> list[FactRow]: ...
     def __getitem__(self, i: int | slice) -> FactRow | list[FactRow]:
         if isinstance(i, slice):
-            return [FactRow(self._columns, int(p)) for p in self._positions[i]]
-        return FactRow(self._columns, int(self._positions[i]))
+            return [self[j] for j in range(len(self))[i]]
+        row = self._rows.get(i)
+        if row is None:
+            if len(self._rows) >= ROW_CACHE:
+                self._rows.clear()
+            row = self._rows[i] = FactRow(self._columns, int(self._positions[i]))
+        return row
 
 
 class SelectedRows:
@@ -88,13 +155,11 @@ class SelectedRows:
         return np.asarray(self._matrix[self._positions[key]])
 
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
-        if self._whole:
-            return np.asarray(self._matrix @ vector)
-        blocks = [
-            self._matrix[self._positions[start : start + CHUNK_ROWS]] @ vector
-            for start in range(0, len(self._positions), CHUNK_ROWS)
-        ]
-        return np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+        """Products of the selected rows with `vector`: the product runs over the whole
+        (mapped) matrix in place and is then selected, which costs a few more rows than
+        the selection but copies no row."""
+        products = np.asarray(self._matrix @ vector)
+        return products if self._whole else products[self._positions]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         rows = self._matrix if self._whole else self._matrix[self._positions]

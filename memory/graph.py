@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from memory.fact_columns import FactRows, SelectedRows
+from memory.fact_columns import FactColumns, FactRows, SelectedRows
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.graph_index import GraphIndex
 from transforms.graph_links import fact_statement, linearize
@@ -93,14 +93,15 @@ class MemoryGraph:
     def edges(self, entity: int) -> list[Edge]:
         """The facts touching `entity`, both directions (one CSR row, no scan)."""
         start, end = self.entity_facts.indptr[entity], self.entity_facts.indptr[entity + 1]
-        found = []
-        for fact, sign in zip(
-            self.entity_facts.indices[start:end], self.entity_facts.data[start:end], strict=True
-        ):
-            outgoing = sign > 0
-            other = self.fact_tail[fact] if outgoing else self.fact_head[fact]
-            found.append(Edge(int(fact), int(other), bool(outgoing)))
-        return found
+        facts = self.entity_facts.indices[start:end]
+        outgoing = self.entity_facts.data[start:end] > 0
+        others = np.where(outgoing, self.fact_tail[facts], self.fact_head[facts])
+        return [
+            Edge(fact, other, out)
+            for fact, other, out in zip(
+                facts.tolist(), others.tolist(), outgoing.tolist(), strict=True
+            )
+        ]
 
     def segments_of_fact(self, fact: int) -> list[int]:
         row = self.fact_segments
@@ -133,11 +134,11 @@ def graph_of(view: SnapshotView, query: QueryContext) -> MemoryGraph:
     on first use and cached."""
     key = ("memory_graph", *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _select(view.graph_index, view.fact_mask(query))
+        view.cache[key] = _select(view.graph_index, view.fact_columns, view.fact_mask(query))
     return view.cache[key]
 
 
-def _select(index: GraphIndex, mask: np.ndarray) -> MemoryGraph:
+def _select(index: GraphIndex, columns: FactColumns, mask: np.ndarray) -> MemoryGraph:
     """The graph of the facts in `mask` whose both ends are entities: column selections of
     the index, with the entity x fact incidence built from the selected ends."""
     positions = np.flatnonzero(mask & index.in_graph)
@@ -156,7 +157,7 @@ def _select(index: GraphIndex, mask: np.ndarray) -> MemoryGraph:
         entity_ids=index.entity_ids.to_pylist(),
         entity_names=index.entity_names.to_pylist(),
         segment_ids=index.segment_ids.to_pylist(),
-        facts=FactRows(index.facts, positions),
+        facts=FactRows(columns, positions),
         fact_head=head,
         fact_tail=tail,
         fact_confidence=np.asarray(index.fact_confidence[positions], np.float64),

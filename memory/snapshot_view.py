@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
 
-from memory.fact_columns import FactRows
+from memory.fact_columns import FactColumns, FactRows
 from schemas.tables import EXTRACTABLE_KINDS, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.graph_index import compute_graph_index, read_graph_index
 from stores.snapshots import Snapshot
@@ -133,6 +133,11 @@ class SnapshotView:
         with self.reading() as con:
             return compute_graph_index(con, self.db, self.snapshot, lambda t: encode(t, model))
 
+    @functools.cached_property
+    def fact_columns(self) -> FactColumns:
+        """Field readers over the index's fact table (`memory.fact_columns`)."""
+        return FactColumns(self.graph_index.facts)
+
     def fact_mask(self, query: QueryContext) -> np.ndarray:
         """The index's facts valid at the query's reference time, stable unless the query
         is speculative (one boolean per fact, cached per combination)."""
@@ -151,7 +156,7 @@ class SnapshotView:
         row = self.segment_index[segment_id]
         facts = np.sort(matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]])
         kept = facts[mask[facts]]
-        return list(FactRows(self.graph_index.facts, kept))
+        return list(FactRows(self.fact_columns, kept))
 
     def embed_query(self, text: str, model: str | None = None) -> np.ndarray:
         """The query's vector under `model` (default: the snapshot's encoder), embedded in
