@@ -1,11 +1,15 @@
-"""The R-GCN weights a build keeps for the next one: saved atomically, read back whole, and
-an unreadable file means a cold start, not a failed build."""
+"""The R-GCN weights a build keeps for the next one: saved atomically, read back whole, an
+unreadable file means a cold start, not a failed build; and the structural bank's sync
+trains cold, then warm on a small change, then cold once the drift passes the bound."""
 
 from __future__ import annotations
 
+import lancedb
 import numpy as np
 
-from stores.structure_table import load_trained, save_trained
+from stores.structure_table import WarmStartSettings, load_trained, save_trained, sync_structure
+from tests.transforms.test_rgcn import N, _ring, _text
+from transforms.rgcn import RGCNConfig
 from transforms.structural_bank import TrainedModel
 
 
@@ -33,3 +37,34 @@ def test_missing_or_corrupt_files_read_as_none(tmp_path) -> None:
     assert load_trained(tmp_path / "bad.npz") is None
     (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 truncated")
     assert load_trained(tmp_path / "cut.npz") is None
+
+
+def test_sync_trains_cold_then_warm_then_cold_past_the_bound(tmp_path) -> None:
+    db = lancedb.connect(tmp_path / "lance")
+    ids = [f"e{i}" for i in range(N)]
+    facts = [
+        {"head_entity_id": f"e{h}", "relation": f"r{r}", "tail_entity_id": f"e{t}"}
+        for h, r, t in zip(*_ring(), strict=True)
+    ]
+    warm = WarmStartSettings(tmp_path / "models" / "rgcn" / "c.npz", staleness=0.05, epochs=4)
+    config = RGCNConfig(dim=16, epochs=20)
+
+    first = sync_structure(db, "c__structure", ids, _text(), facts, config, warm)
+    assert first.bank is not None and not first.bank.result.warm_started
+    assert warm.model_path.exists()
+
+    one_more = [*facts, {"head_entity_id": "e0", "relation": "r0", "tail_entity_id": "e7"}]
+    second = sync_structure(db, "c__structure", ids, _text(), one_more, config, warm)
+    assert second.bank is not None and second.bank.result.warm_started
+    assert len(second.bank.result.losses) == 4 and second.graph_hash != first.graph_hash
+
+    unchanged = sync_structure(db, "c__structure", ids, _text(), one_more, config, warm)
+    assert unchanged.bank is None and unchanged.version == second.version
+
+    many_more = [
+        *one_more,
+        *({"head_entity_id": f"e{i}", "relation": "r1", "tail_entity_id": "e3"} for i in range(9)),
+    ]
+    third = sync_structure(db, "c__structure", ids, _text(), many_more, config, warm)
+    assert third.bank is not None and not third.bank.result.warm_started, "drift past 5 %"
+    assert len(third.bank.result.losses) == 20
