@@ -164,3 +164,33 @@ class SelectedRows:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         rows = self._matrix if self._whole else self._matrix[self._positions]
         return np.asarray(rows, dtype=dtype)
+
+
+class StackedRows:
+    """Blocks of rows (arrays or `SelectedRows`) read as one matrix for products and row
+    reads, never concatenated: a hypergraph's hyperedge vectors are the facts' mapped
+    statement vectors, the theses' and the episodes' mapped segment vectors."""
+
+    def __init__(self, blocks: Sequence[np.ndarray | SelectedRows]) -> None:
+        self._blocks = list(blocks)
+        self._ends = np.cumsum([len(b) for b in self._blocks])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        widths = [b.shape[1] for b in self._blocks if len(b)]
+        return (int(self._ends[-1]) if len(self._ends) else 0, widths[0] if widths else 0)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __matmul__(self, vector: np.ndarray) -> np.ndarray:
+        products = [np.asarray(b @ vector, np.float32) for b in self._blocks if len(b)]
+        return np.concatenate(products) if products else np.zeros(0, np.float32)
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        block = int(np.searchsorted(self._ends, row, side="right"))
+        start = int(self._ends[block - 1]) if block else 0
+        return np.asarray(self._blocks[block][row - start])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.concatenate([np.asarray(b, np.float32) for b in self._blocks if len(b)])

@@ -8,8 +8,8 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
 - `facts.arrow`: every fact version the snapshot sees (`stores.fact_queries`, known at
   the snapshot's recorded cutoff, any valid time and confidence);
 - one `.npy` per array: fact ends, confidence, stability, valid interval, statement
-  vectors, each entity's passage node, each turn's next turn, and the CSR parts of the
-  mention, support and segment – node matrices;
+  vectors, each entity's passage node, each turn's next turn, the segments' vectors, and
+  the CSR parts of the mention, support and segment – node matrices;
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -36,7 +36,7 @@ from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
 from transforms.graph_index import Embed, GraphIndex, build_graph_index
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 ARRAYS = (
     "fact_head",
@@ -48,9 +48,10 @@ ARRAYS = (
     "fact_vectors",
     "entity_node",
     "next_segment",
+    "segment_vectors",
 )
 MATRICES = ("mentions", "fact_segments", "segment_nodes")
-SEGMENT_COLUMNS = ("segment_id", "entity_ids", "node_ids", "next_segment_id")
+SEGMENT_COLUMNS = ("segment_id", "entity_ids", "node_ids", "next_segment_id", "vector")
 """Columns of the segments table the index reads (the last two are optional: a snapshot
 recorded before they existed has neither)."""
 

@@ -70,6 +70,8 @@ class GraphIndex:
     """Node position of each entity (-1: no segment mentions it)."""
     next_segment: np.ndarray
     """Segment position of each turn's next turn (-1: none)."""
+    segment_vectors: np.ndarray
+    """The segments' stored vectors, row i for segment position i (n_segments x dim)."""
 
     @property
     def n_facts(self) -> int:
@@ -119,6 +121,7 @@ def build_graph_index(
         segment_nodes=segment_nodes,
         entity_node=_positions(pa.chunked_array([entity_ids]), node_ids),
         next_segment=following,
+        segment_vectors=_vector_matrix(segments),
     )
 
 
@@ -163,6 +166,14 @@ def _incidence(lists: pa.ChunkedArray, nodes: pa.Array, shape: tuple[int, int]) 
     matrix.data[:] = 1.0
     matrix.sort_indices()
     return matrix
+
+
+def _vector_matrix(segments: pa.Table) -> np.ndarray:
+    """The `vector` column as an n x dim float32 matrix (n x 0 when there is none)."""
+    if "vector" not in segments.column_names or not segments.num_rows:
+        return np.zeros((segments.num_rows, 0), np.float32)
+    column = segments.column("vector").combine_chunks()
+    return np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
 
 
 def _segment_nodes(segments: pa.Table) -> tuple[pa.Array, sp.csr_matrix]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from memory.fact_columns import SelectedRows, StackedRows
 from memory.graph import MemoryGraph, graph_of
 from memory.personalai.theses import LlmThesis, read_theses
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -57,8 +58,9 @@ class Hypergraph:
     """n_nodes x n_hyperedges, 1 where the node is a member of the hyperedge."""
     kinds: np.ndarray
     """Per hyperedge, FACT, THESIS or EPISODE."""
-    vectors: np.ndarray
-    """n_hyperedges x dim, normalised text vectors."""
+    vectors: np.ndarray | StackedRows
+    """n_hyperedges x dim, normalised text vectors (`StackedRows` of the mapped fact and
+    segment vectors in a snapshot's hypergraph: multiplied block by block, never copied)."""
     node_vectors: np.ndarray
     """n_nodes x dim, normalised node vectors."""
     supports: sp.csr_matrix
@@ -88,7 +90,7 @@ class Hypergraph:
         cls,
         incidence: sp.spmatrix,
         kinds: Sequence[int] | np.ndarray,
-        vectors: np.ndarray,
+        vectors: np.ndarray | StackedRows,
         node_vectors: np.ndarray,
         supports: sp.csr_matrix | None = None,
         refs: Sequence[int] | np.ndarray | None = None,
@@ -100,7 +102,9 @@ class Hypergraph:
         return cls(
             incidence=incidence,
             kinds=np.asarray(kinds, dtype=np.int8),
-            vectors=np.asarray(vectors, dtype=np.float32),
+            vectors=vectors
+            if isinstance(vectors, StackedRows)
+            else np.asarray(vectors, np.float32),
             node_vectors=np.asarray(node_vectors, dtype=np.float32),
             supports=supports if supports is not None else sp.identity(n, format="csr"),
             refs=np.asarray(refs if refs is not None else np.arange(n), dtype=np.int64),
@@ -173,7 +177,8 @@ class PersonalGraph:
     graph: MemoryGraph
     theses: list[LlmThesis]
     segment_vectors: np.ndarray
-    """n_segments x dim, stored segment vectors in `graph.segment_ids` order."""
+    """n_segments x dim, stored segment vectors in `graph.segment_ids` order (mapped from
+    the snapshot's graph index)."""
 
     def label(self, hyperedge: int) -> str:
         """A readable name of one hyperedge: the fact linearized, the thesis text, the
@@ -210,19 +215,10 @@ def personal_graph_of(
     return view.cache[restricted_key]
 
 
-def segment_vectors(view: SnapshotView) -> np.ndarray:
-    """Stored segment vectors in table (= graph segment) order, loaded once per view."""
-    if "segment_vectors" not in view.cache:
-        column = view.table("segments").to_arrow().column("vector").combine_chunks()
-        flat = np.asarray(column.flatten(), np.float32)
-        view.cache["segment_vectors"] = flat.reshape(len(column), -1)
-    return view.cache["segment_vectors"]
-
-
 def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
     """The hypergraph's incidence in three column blocks (facts, theses, episodes), each
     built from index arrays with no per-fact or per-segment Python loop."""
-    seg_vectors = segment_vectors(view)
+    seg_vectors = view.graph_index.segment_vectors
     theses, thesis_members = _resolved_theses(view, graph)
     thesis_vectors = encode([t.text for t in theses], view.snapshot.embedding_model)
     dim = seg_vectors.shape[1]
@@ -251,9 +247,10 @@ def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
         shape=(len(mentioned), n_s),
     )
     supports = sp.vstack([graph.fact_segments, thesis_segments, episode_segments], format="csr")
-    fact_vectors = np.asarray(graph.fact_vectors) if n_f else np.zeros((0, dim), np.float32)
     thesis_vectors = thesis_vectors if n_t else np.zeros((0, dim), np.float32)
-    vectors = np.concatenate([fact_vectors, thesis_vectors, seg_vectors[mentioned]])
+    vectors = StackedRows(
+        [graph.fact_vectors, thesis_vectors, SelectedRows(seg_vectors, mentioned)]
+    )
     kinds = np.concatenate(
         [np.full(n_f, FACT), np.full(n_t, THESIS), np.full(len(mentioned), EPISODE)]
     )

@@ -112,3 +112,16 @@ def test_astar_on_random_10k_fact_hypergraphs(seed: int, params: AStarParams) ->
         assert found.chains == expected.chains and list(found.chains) == list(expected.chains)
         assert found.found_by == expected.found_by and found.visited == expected.visited
         assert found.details == expected.details
+
+
+def test_stacked_hyperedge_vectors_multiply_like_their_concatenation(graph_memory) -> None:
+    view = graph_memory._view
+    hypergraph = personal_graph_of(view, QueryContext("Who is the CEO of Acme?", 5)).hypergraph
+    question = view.embed_query("Who is the CEO of Acme?")
+    whole = np.asarray(hypergraph.vectors)
+    assert whole.shape == hypergraph.vectors.shape
+    # BLAS may sum a row's products in another order for another matrix shape: equal to
+    # the last bits of float32, not bitwise
+    np.testing.assert_allclose(hypergraph.vectors @ question, whole @ question, atol=1e-6)
+    for row in (0, len(whole) // 2, len(whole) - 1):
+        assert np.array_equal(hypergraph.vectors[row], whole[row])

@@ -42,7 +42,7 @@ def test_round_trip_maps_what_was_written(tmp_path) -> None:
     assert read is not None
     assert isinstance(read.fact_vectors, np.memmap), "arrays are mapped, not loaded"
     arrays = ("fact_head", "fact_tail", "fact_confidence", "fact_stable", "fact_vectors")
-    for name in (*arrays, "entity_node", "next_segment"):
+    for name in (*arrays, "entity_node", "next_segment", "segment_vectors"):
         assert np.array_equal(getattr(read, name), getattr(index, name)), name
     for name in ("mentions", "fact_segments", "segment_nodes"):
         assert (getattr(read, name) != getattr(index, name)).nnz == 0, name

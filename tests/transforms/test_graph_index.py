@@ -40,6 +40,7 @@ def _index(embedded: list[list[str]]):
             "entity_ids": [["a", "b", "a"], ["x"]],
             "node_ids": [["topic:t", "phrase:p"], ["phrase:p", None]],
             "next_segment_id": ["s2", None],
+            "vector": pa.array([[1.0, 0.0], [0.6, 0.8]], pa.list_(pa.float32(), 2)),
         }
     )
     stored = (pa.array(["f2", "f1"]), np.array([[0.0, 1.0], [1.0, 0.0]], np.float32))
@@ -70,6 +71,7 @@ def test_passage_nodes_are_mentioned_entities_and_linked_nodes() -> None:
     assert index.segment_nodes.toarray().tolist() == [[1, 1, 0, 1, 1], [0, 0, 1, 0, 1]]
     assert index.entity_node.tolist() == [0, 1, -1], "c is mentioned nowhere"
     assert index.next_segment.tolist() == [1, -1]
+    assert index.segment_vectors.tolist() == [[1.0, 0.0], [np.float32(0.6), np.float32(0.8)]]
 
 
 def test_stored_vectors_are_reused_and_only_missing_statements_embedded() -> None:
