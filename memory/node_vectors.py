@@ -37,10 +37,7 @@ def segment_vectors(view: SnapshotView, graph: MemoryGraph, positions: np.ndarra
 
 def entity_vectors(view: SnapshotView) -> np.ndarray:
     """All entity vectors in `view.entities` (= graph entity) order, built once per view."""
-    if "entity_vectors" not in view.cache:
-        entities = view.entities
-        view.cache["entity_vectors"] = _matrix(entities.column("vector"), entities.num_rows)
-    return view.cache["entity_vectors"]
+    return view.entity_vectors
 
 
 def fact_vectors(graph: MemoryGraph, positions: np.ndarray) -> np.ndarray:

@@ -23,13 +23,12 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from memory.fact_columns import FactColumns, FactRows
-from schemas.tables import EXTRACTABLE_KINDS, VECTOR_COLUMNS, VECTOR_FUSION
+from schemas.tables import EXTRACTABLE_KINDS, VECTOR, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.graph_index import compute_graph_index, read_graph_index
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
-from transforms.consolidation import normalize_name
 from transforms.embedding import encode
-from transforms.graph_index import GraphIndex, fact_mask
+from transforms.graph_index import GraphIndex, alias_keys, fact_mask
 
 RETRIEVABLE_FILTER = f"kind IN ({', '.join(repr(kind) for kind in EXTRACTABLE_KINDS)})"
 """LanceDB filter of the segments retrieval returns (built from constants, not input)."""
@@ -92,9 +91,17 @@ class SnapshotView:
         return table
 
     @functools.cached_property
+    def mapped_index(self) -> GraphIndex | None:
+        """The graph index the snapshot's build wrote, mapped; None if it has none."""
+        return read_graph_index(self.index_dir) if self.index_dir is not None else None
+
+    @functools.cached_property
     def segments(self) -> pa.Table:
-        table = self.table("segments").to_arrow()
-        return table.drop_columns([c for c in VECTOR_COLUMNS if c in table.column_names])
+        """The pinned segments table without its vectors (mapped from the graph index
+        when there is one, else read from LanceDB)."""
+        if self.mapped_index is not None:
+            return self.mapped_index.segment_rows
+        return _without_vectors(self.table("segments").to_arrow())
 
     @functools.cached_property
     def segment_index(self) -> dict[str, int]:
@@ -109,26 +116,40 @@ class SnapshotView:
         return self.segment_kinds[self.segment_index[segment_id]]
 
     @functools.cached_property
-    def entities(self) -> pa.Table:
+    def _lance_entities(self) -> pa.Table:
         return self.table("entities").to_arrow()
+
+    @functools.cached_property
+    def entities(self) -> pa.Table:
+        """The pinned entities table without its vector (see `segments`)."""
+        if self.mapped_index is not None:
+            return self.mapped_index.entity_rows
+        return _without_vectors(self._lance_entities)
+
+    @functools.cached_property
+    def entity_vectors(self) -> np.ndarray:
+        """The entities' description vectors in `entities` order (n x dim)."""
+        if self.mapped_index is not None:
+            return self.mapped_index.entity_vectors
+        column = self._lance_entities.column(VECTOR).combine_chunks()
+        if not len(column):
+            return np.zeros((0, column.type.list_size), np.float32)
+        return np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
 
     @functools.cached_property
     def alias_index(self) -> dict[str, str]:
         """Normalised alias -> entity id, for linking query text to entities."""
-        index: dict[str, str] = {}
-        for row in self.entities.select(["entity_id", "name", "aliases"]).to_pylist():
-            for alias in [row["name"], *row["aliases"]]:
-                key = normalize_name(alias)
-                if key:
-                    index.setdefault(key, row["entity_id"])
-        return index
+        keys = self.mapped_index.alias_keys if self.mapped_index else alias_keys(self.entities)
+        return dict(
+            zip(keys.column("key").to_pylist(), keys.column("entity_id").to_pylist(), strict=True)
+        )
 
     @functools.cached_property
     def graph_index(self) -> GraphIndex:
         """The snapshot's graph index: mapped from the file its build wrote, or computed
         here once for a snapshot that has none (recorded before indexes existed)."""
-        if self.index_dir is not None and (index := read_graph_index(self.index_dir)):
-            return index
+        if self.mapped_index is not None:
+            return self.mapped_index
         model = self.snapshot.embedding_model
         with self.reading() as con:
             return compute_graph_index(con, self.db, self.snapshot, lambda t: encode(t, model))
@@ -180,3 +201,7 @@ class SnapshotView:
 
     def segment(self, segment_id: str) -> dict[str, Any]:
         return self.segments.slice(self.segment_index[segment_id], 1).to_pylist()[0]
+
+
+def _without_vectors(table: pa.Table) -> pa.Table:
+    return table.drop_columns([c for c in VECTOR_COLUMNS if c in table.column_names])

@@ -2,14 +2,16 @@
 every query process that opens the snapshot.
 
 Layout of `<home>/graph_index/<snapshot_id>/`:
-- `nodes.arrow`: entity ids and names; `segments.arrow`: segment ids;
+- `entity_rows.arrow`, `segment_rows.arrow`: the pinned entities and segments tables
+  without their vectors (what a query reads of them, mapped instead of read from
+  LanceDB); `alias_keys.arrow`: normalised names and aliases with their entity;
   `passage_nodes.arrow`: the passage graph's node ids (Arrow IPC files, uncompressed so
   they map without a copy);
 - `facts.arrow`: every fact version the snapshot sees (`stores.fact_queries`, known at
   the snapshot's recorded cutoff, any valid time and confidence);
 - one `.npy` per array: fact ends, confidence, stability, valid interval, statement
-  vectors, each entity's passage node, each turn's next turn, the segments' vectors, and
-  the CSR parts of the mention, support and segment – node matrices;
+  vectors, each entity's passage node, each turn's next turn, the segments' and entities'
+  vectors, and the CSR parts of the mention, support and segment – node matrices;
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -36,7 +38,7 @@ from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
 from transforms.graph_index import Embed, GraphIndex, build_graph_index
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST = "manifest.json"
 ARRAYS = (
     "fact_head",
@@ -49,11 +51,11 @@ ARRAYS = (
     "entity_node",
     "next_segment",
     "segment_vectors",
+    "entity_vectors",
 )
+TABLES = ("entity_rows", "segment_rows", "alias_keys", "facts")
+"""Arrow IPC files of the index (`<name>.arrow`)."""
 MATRICES = ("mentions", "fact_segments", "segment_nodes")
-SEGMENT_COLUMNS = ("segment_id", "entity_ids", "node_ids", "next_segment_id", "vector")
-"""Columns of the segments table the index reads (the last two are optional: a snapshot
-recorded before they existed has neither)."""
 
 
 def graph_index_dir(workspace: Workspace, snapshot_id: str) -> Path:
@@ -65,8 +67,8 @@ def compute_graph_index(
 ) -> GraphIndex:
     """The index of `snapshot` from its pinned LanceDB tables and its facts as known at its
     recorded cutoff (statements the facts table lacks are embedded with `embed`)."""
-    entities = _pinned(db, snapshot, "entities", ["entity_id", "name"])
-    segments = _pinned(db, snapshot, "segments", list(SEGMENT_COLUMNS))
+    entities = _pinned(db, snapshot, "entities")
+    segments = _pinned(db, snapshot, "segments")
     facts = facts_table_as_of(con, snapshot.collection, AsOf(None, snapshot.recorded_cutoff))
     return build_graph_index(entities, segments, facts, _stored_vectors(db, snapshot), embed)
 
@@ -80,11 +82,9 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     staging = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    nodes = pa.table({"entity_id": index.entity_ids, "name": index.entity_names})
-    _write_arrow(staging / "nodes.arrow", nodes)
-    _write_arrow(staging / "segments.arrow", pa.table({"segment_id": index.segment_ids}))
+    for name in TABLES:
+        _write_arrow(staging / f"{name}.arrow", getattr(index, name))
     _write_arrow(staging / "passage_nodes.arrow", pa.table({"node_id": index.node_ids}))
-    _write_arrow(staging / "facts.arrow", index.facts)
     for name in ARRAYS:
         np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
     for name in MATRICES:
@@ -144,21 +144,18 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
     """The index in `directory`, memory-mapped; None if there is no complete one."""
     if not is_complete(directory):
         return None
-    nodes = _read_arrow(directory / "nodes.arrow")
-    segments = _read_arrow(directory / "segments.arrow")
+    tables = {name: _read_arrow(directory / f"{name}.arrow") for name in TABLES}
+    n_entities, n_segments = tables["entity_rows"].num_rows, tables["segment_rows"].num_rows
     node_ids = _read_arrow(directory / "passage_nodes.arrow").column("node_id").combine_chunks()
     arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
     shape = {
-        "mentions": (segments.num_rows, nodes.num_rows),
-        "fact_segments": (len(arrays["fact_head"]), segments.num_rows),
-        "segment_nodes": (segments.num_rows, len(node_ids)),
+        "mentions": (n_segments, n_entities),
+        "fact_segments": (len(arrays["fact_head"]), n_segments),
+        "segment_nodes": (n_segments, len(node_ids)),
     }
     matrices = {name: _read_csr(directory, name, shape[name]) for name in MATRICES}
     return GraphIndex(
-        entity_ids=nodes.column("entity_id").combine_chunks(),
-        entity_names=nodes.column("name").combine_chunks(),
-        segment_ids=segments.column("segment_id").combine_chunks(),
-        facts=_read_arrow(directory / "facts.arrow"),
+        **tables,
         node_ids=node_ids,
         **arrays,
         **matrices,
@@ -169,7 +166,7 @@ def _stored_vectors(db: lancedb.DBConnection, snapshot: Snapshot) -> tuple[pa.Ar
     """(fact ids, statement vectors) of the snapshot's facts table; empty if it pins none."""
     if "facts" not in snapshot.lance_versions:
         return pa.array([], pa.string()), np.zeros((0, 0), np.float32)
-    stored = _pinned(db, snapshot, "facts", ["fact_id", "vector"])
+    stored = _pinned(db, snapshot, "facts").select(["fact_id", "vector"])
     ids = stored.column("fact_id").combine_chunks()
     if not len(ids):
         return ids, np.zeros((0, 0), np.float32)
@@ -177,13 +174,11 @@ def _stored_vectors(db: lancedb.DBConnection, snapshot: Snapshot) -> tuple[pa.Ar
     return ids, vectors.reshape(len(ids), -1)
 
 
-def _pinned(
-    db: lancedb.DBConnection, snapshot: Snapshot, kind: str, columns: list[str]
-) -> pa.Table:
-    """`columns` of the snapshot's `kind` table at its pinned version."""
+def _pinned(db: lancedb.DBConnection, snapshot: Snapshot, kind: str) -> pa.Table:
+    """The snapshot's `kind` table at its pinned version."""
     table = db.open_table(lance_table_name(snapshot.collection, kind))
     table.checkout(snapshot.lance_versions[kind])
-    return table.to_arrow().select([c for c in columns if c in table.schema.names])
+    return table.to_arrow()
 
 
 def _write_arrow(path: Path, table: pa.Table) -> None:

@@ -28,6 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
+from schemas.tables import VECTOR, VECTOR_COLUMNS
+from transforms.consolidation import normalize_name
 from transforms.graph_links import fact_statement
 
 OPEN_START = np.iinfo(np.int64).min
@@ -41,9 +43,15 @@ Embed = Callable[[list[str]], np.ndarray]
 class GraphIndex:
     """Nodes, facts and their links of one snapshot (arrays may be memory-mapped)."""
 
-    entity_ids: pa.Array
-    entity_names: pa.Array
-    segment_ids: pa.Array
+    entity_rows: pa.Table
+    """The pinned entities table without its vector, in its row (= entity position) order."""
+    entity_vectors: np.ndarray
+    """The entities' description vectors, row i for entity position i."""
+    alias_keys: pa.Table
+    """(key, entity_id): each normalised name or alias and the first entity (in row order)
+    that has it, for linking query text to entities."""
+    segment_rows: pa.Table
+    """The pinned segments table without its vector columns, in row (= position) order."""
     facts: pa.Table
     """Every fact version the snapshot sees, one row per fact position."""
     fact_head: np.ndarray
@@ -74,6 +82,18 @@ class GraphIndex:
     """The segments' stored vectors, row i for segment position i (n_segments x dim)."""
 
     @property
+    def entity_ids(self) -> pa.Array:
+        return self.entity_rows.column("entity_id").combine_chunks()
+
+    @property
+    def entity_names(self) -> pa.Array:
+        return self.entity_rows.column("name").combine_chunks()
+
+    @property
+    def segment_ids(self) -> pa.Array:
+        return self.segment_rows.column("segment_id").combine_chunks()
+
+    @property
     def n_facts(self) -> int:
         return len(self.fact_head)
 
@@ -90,10 +110,10 @@ def build_graph_index(
     stored_vectors: tuple[pa.Array, np.ndarray],
     embed: Embed,
 ) -> GraphIndex:
-    """The index of `entities` (entity_id, name), `segments` (segment_id, entity_ids) and
-    `facts` (the fact store's rows: ids, ends, confidence, valid interval, supporting
-    segments, `stable`). `stored_vectors` are (fact ids, vectors) of the snapshot's facts
-    table; facts it lacks are embedded with `embed` on their statement."""
+    """The index of the snapshot's `entities` and `segments` tables (as pinned, vectors
+    included) and `facts` (the fact store's rows: ids, ends, confidence, valid interval,
+    supporting segments, `stable`). `stored_vectors` are (fact ids, vectors) of the
+    snapshot's facts table; facts it lacks are embedded with `embed` on their statement."""
     entity_ids = entities.column("entity_id").combine_chunks()
     segment_ids = segments.column("segment_id").combine_chunks()
     n_e, n_s, n_f = len(entity_ids), len(segment_ids), facts.num_rows
@@ -103,10 +123,14 @@ def build_graph_index(
         if "next_segment_id" in segments.column_names
         else np.full(n_s, -1, np.int64)
     )
+    entity_rows = entities.drop_columns([c for c in VECTOR_COLUMNS if c in entities.column_names])
     return GraphIndex(
-        entity_ids=entity_ids,
-        entity_names=entities.column("name").combine_chunks(),
-        segment_ids=segment_ids,
+        entity_rows=entity_rows.combine_chunks(),
+        entity_vectors=_vector_matrix(entities),
+        alias_keys=alias_keys(entity_rows),
+        segment_rows=segments.drop_columns(
+            [c for c in VECTOR_COLUMNS if c in segments.column_names]
+        ).combine_chunks(),
         facts=facts.combine_chunks(),
         fact_head=_positions(facts.column("head_entity_id"), entity_ids),
         fact_tail=_positions(facts.column("tail_entity_id"), entity_ids),
@@ -122,6 +146,31 @@ def build_graph_index(
         entity_node=_positions(pa.chunked_array([entity_ids]), node_ids),
         next_segment=following,
         segment_vectors=_vector_matrix(segments),
+    )
+
+
+def alias_keys(entities: pa.Table) -> pa.Table:
+    """(key, entity_id) of every normalised name and alias of `entities` (entity_id, name,
+    aliases), the first entity in row order winning a shared key; empty keys dropped."""
+    keys: dict[str, str] = {}
+    names = entities.column("name").to_pylist()
+    aliases = (
+        entities.column("aliases").to_pylist()
+        if "aliases" in entities.column_names
+        else [[]] * len(names)
+    )
+    for entity, name, more in zip(
+        entities.column("entity_id").to_pylist(), names, aliases, strict=True
+    ):
+        for alias in [name, *(more or [])]:
+            key = normalize_name(alias)
+            if key:
+                keys.setdefault(key, entity)
+    return pa.table(
+        {
+            "key": pa.array(list(keys), pa.string()),
+            "entity_id": pa.array(list(keys.values()), pa.string()),
+        }
     )
 
 
@@ -168,11 +217,11 @@ def _incidence(lists: pa.ChunkedArray, nodes: pa.Array, shape: tuple[int, int]) 
     return matrix
 
 
-def _vector_matrix(segments: pa.Table) -> np.ndarray:
+def _vector_matrix(table: pa.Table) -> np.ndarray:
     """The `vector` column as an n x dim float32 matrix (n x 0 when there is none)."""
-    if "vector" not in segments.column_names or not segments.num_rows:
-        return np.zeros((segments.num_rows, 0), np.float32)
-    column = segments.column("vector").combine_chunks()
+    if VECTOR not in table.column_names or not table.num_rows:
+        return np.zeros((table.num_rows, 0), np.float32)
+    column = table.column(VECTOR).combine_chunks()
     return np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
 
 

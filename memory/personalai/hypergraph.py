@@ -289,9 +289,8 @@ def _resolved_theses(
 
 def _entity_vectors(view: SnapshotView) -> np.ndarray:
     """Entity description vectors in entity order, normalised."""
-    column = view.entities.column("vector").combine_chunks()
-    if not len(column):
-        return np.zeros((0, column.type.list_size), np.float32)
-    vectors = np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
+    vectors = view.entity_vectors
+    if not len(vectors):
+        return np.zeros((0, vectors.shape[1]), np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms > 0, norms, 1.0)

@@ -46,10 +46,8 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     """Entity types and normalised description vectors, in `view.entities` order (the
     graph's entity positions); built once per view."""
     if "real_entity_features" not in view.cache:
-        entities = view.entities
-        types = entities.column("entity_type").to_pylist()
-        flat = np.asarray(entities.column("vector").combine_chunks().flatten(), np.float32)
-        vectors = flat.reshape(len(types), -1) if types else np.zeros((0, 0), np.float32)
+        types = view.entities.column("entity_type").to_pylist()
+        vectors = view.entity_vectors if types else np.zeros((0, 0), np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True) if types else 1.0
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
         view.cache["real_entity_features"] = (types, vectors)
