@@ -13,21 +13,9 @@ import numpy as np
 
 from memory.personalai.hypergraph import EPISODE, FACT, THESIS, Hypergraph
 from memory.personalai.traversal import Step, Traversal
+from memory.personalai.water_circles import WaterCirclesParams
 
 ALGORITHM = "water_circles"
-
-
-@dataclass(frozen=True)
-class WaterCirclesParams:
-    """App. F defaults, plus the ring bound the paper does not give."""
-
-    strict_filter: bool = True
-    hyper_num: int = 15
-    episodic_num: int = 15
-    chain_triplets_num: int = 25
-    other_triplets_num: int = 6
-    do_text_pruning: bool = False
-    max_depth: int = 3
 
 
 @dataclass
@@ -47,7 +35,7 @@ def water_circles(
     hypergraph: Hypergraph,
     linked: Sequence[int],
     similarity: np.ndarray,
-    params: WaterCirclesParams = WaterCirclesParams(),
+    params: WaterCirclesParams,
     node_name: Callable[[int], Any] = int,
 ) -> Traversal:
     """Rings from every node of `linked`; `similarity` (per hyperedge, to the question)
