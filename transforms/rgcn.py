@@ -213,20 +213,26 @@ def message_edges(
     )
 
 
+def uses_bases(n_relations: int, config: RGCNConfig) -> tuple[bool, bool]:
+    """Whether the layers and the decoder use basis decomposition for `n_relations` types."""
+    message_relations = max(1, n_relations * (2 if config.separate_inverse else 1))
+    return message_relations > config.basis_threshold, n_relations > config.basis_threshold
+
+
 class KgermarEncoder(nn.Module):
     """R-GCN encoder, bilinear link-prediction decoder and cross-modal fusion."""
 
     def __init__(self, d_text: int, n_relations: int, config: RGCNConfig) -> None:
         super().__init__()
         message_relations = max(1, n_relations * (2 if config.separate_inverse else 1))
-        self.uses_bases = message_relations > config.basis_threshold
+        self.uses_bases, decoder_uses_bases = uses_bases(n_relations, config)
         layer_bases = config.bases if self.uses_bases else None
         widths = [d_text] + [config.dim] * (config.layers - 1) + [d_text]
         self.layers = nn.ModuleList(
             RGCNLayer(message_relations, layer_bases, d_in, d_out)
             for d_in, d_out in itertools.pairwise(widths)
         )
-        decoder_bases = config.bases if n_relations > config.basis_threshold else None
+        decoder_bases = config.bases if decoder_uses_bases else None
         self.decoder = RelationWeights(max(n_relations, 1), decoder_bases, d_text, d_text)
         self.fusion = nn.Linear(2 * d_text, d_text, bias=False)
         with torch.no_grad():
@@ -256,13 +262,15 @@ def train_rgcn(
     n_relations: int | None = None,
     warm_start: dict[str, np.ndarray] | None = None,
     epochs: int | None = None,
+    relation_map: np.ndarray | None = None,
 ) -> RGCNResult:
     """Train the encoder on the facts (index arrays into the entities and relation types)
     and return structural and fused embeddings for all `n_entities` rows of `text`.
 
-    `warm_start` (a previous result's `state`, for the same relation types and widths)
-    starts from those weights instead of a fresh initialisation; `epochs` overrides the
-    configured count (a warm start needs fewer)."""
+    `warm_start` (a previous result's `state`, for the same widths) starts from those
+    weights instead of a fresh initialisation, with `relation_map` giving each relation
+    type's index in that state (-1: a type it did not have; None: the same types);
+    `epochs` overrides the configured count (a warm start needs fewer)."""
     config = config or RGCNConfig()
     heads, relations, tails = (np.asarray(a, dtype=np.int64) for a in (heads, relations, tails))
     if text.shape[0] != n_entities:
@@ -275,7 +283,7 @@ def train_rgcn(
     with _deterministic(config.seed, device, config.threads):
         model = KgermarEncoder(text.shape[1], n_relations, config).to(device)
         if warm_start is not None:
-            _load_state(model, warm_start)
+            _load_state(model, warm_start, relation_map, config.separate_inverse)
         features = torch.as_tensor(np.asarray(text, np.float32), device=device)
         edges = message_edges(heads, relations, tails, n_relations, config.separate_inverse, device)
         facts = tuple(torch.as_tensor(a, device=device) for a in (heads, relations, tails))
@@ -314,17 +322,67 @@ def train_rgcn(
         )
 
 
-def _load_state(model: KgermarEncoder, state: dict[str, np.ndarray]) -> None:
-    """Load `state` into `model`, refusing one whose names or shapes differ (a different
-    relation set or width: a warm start would be meaningless)."""
+def _load_state(
+    model: KgermarEncoder,
+    state: dict[str, np.ndarray],
+    relation_map: np.ndarray | None,
+    separate_inverse: bool,
+) -> None:
+    """Load `state` into `model`. Tensors indexed by relation type (the per-relation rows
+    of the layers' and decoder's weights) are carried over row by row through
+    `relation_map` (new relation index -> previous index, -1 for a new type, which keeps
+    its fresh initialisation); None means the same relation types in the same order.
+    Weights of another shape (another width, or the basis decomposition switched on or
+    off) are refused: a warm start would be meaningless."""
     current = model.state_dict()
-    mismatched = sorted(
-        k for k in current.keys() | state.keys()
-        if k not in state or k not in current or tuple(state[k].shape) != tuple(current[k].shape)
-    )  # fmt: skip
-    if mismatched:
-        raise ValueError(f"warm-start weights do not fit this model: {', '.join(mismatched)}")
-    model.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
+    unknown = sorted(set(current) ^ set(state))
+    if unknown:
+        raise ValueError(f"warm-start weights do not fit this model: {', '.join(unknown)}")
+    parameters = dict(model.named_parameters())
+    loaded = {}
+    for name, tensor in current.items():
+        old = torch.as_tensor(state[name])
+        if name.endswith(".coeff") and name not in parameters:
+            loaded[name] = tensor  # no basis decomposition: a fixed identity, rebuilt
+            continue
+        rows = _relation_rows(name, parameters, relation_map, separate_inverse)
+        if rows is None:
+            if old.shape != tensor.shape:
+                raise ValueError(f"warm-start weights do not fit this model: {name}")
+            loaded[name] = old
+            continue
+        if old.shape[1:] != tensor.shape[1:]:
+            raise ValueError(f"warm-start weights do not fit this model: {name}")
+        carried = tensor.clone()
+        kept = np.flatnonzero(rows >= 0)
+        carried[torch.as_tensor(kept)] = old[torch.as_tensor(rows[kept])]
+        loaded[name] = carried
+    model.load_state_dict(loaded)
+
+
+def _relation_rows(
+    name: str,
+    parameters: dict[str, nn.Parameter],
+    relation_map: np.ndarray | None,
+    separate_inverse: bool,
+) -> np.ndarray | None:
+    """For a tensor whose first axis is the relation type, the previous row of each of
+    its rows; None for any other tensor (or when the relation types are unchanged)."""
+    if relation_map is None:
+        return None
+    module = name.rsplit(".", 1)[0]
+    by_relation = (
+        name.endswith(".coeff")
+        if f"{module}.coeff" in parameters  # basis decomposition: coefficients per relation
+        else name.endswith(".bases")  # a whole matrix per relation
+    )
+    if not by_relation or not (module.endswith("relations") or module == "decoder"):
+        return None
+    if module == "decoder" or not separate_inverse:
+        return relation_map
+    n_old = int(relation_map.max(initial=-1)) + 1
+    inverse = np.where(relation_map >= 0, relation_map + n_old, -1)
+    return np.concatenate([relation_map, inverse])
 
 
 def _loss(

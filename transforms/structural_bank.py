@@ -19,8 +19,11 @@ or a refresh with a staleness bound); this is the second, with warm starts in be
   removed against the triples the previous weights were trained on; the drift is that
   change summed over the warm runs since the last cold one;
 - a run whose drift would exceed `staleness` trains cold (fresh initialisation, all
-  epochs), and so does one whose relation types or configuration differ from the
-  previous run's (the weights index relations by position), or that has no previous run;
+  epochs), and so does one whose configuration differs from the previous run's, whose
+  relation count switches basis decomposition on or off, or that has no previous run;
+- relation types are open-ended (a new passage can bring a new verb), so the weights of
+  each type the previous run knew are carried over by name and a new type starts from
+  its fresh initialisation;
 - every epoch of a warm run still passes messages over the whole graph (R-GCN layers
   need every neighbour), so what it saves is epochs, not the cost of one;
 - new entities need no training to get a vector: the encoder is inductive (its input is
@@ -38,7 +41,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from transforms.rgcn import RGCNConfig, RGCNResult, train_rgcn
+from transforms.rgcn import RGCNConfig, RGCNResult, train_rgcn, uses_bases
 
 HASH_COLUMN = "graph_hash"
 
@@ -93,9 +96,9 @@ def warm_start_plan(
 ) -> tuple[TrainedModel | None, float]:
     """(the run to warm-start from, or None to train cold; this run's change against it).
     See the module docstring for the rule."""
-    if staleness <= 0 or previous is None or previous.relations != relations:
+    if staleness <= 0 or previous is None or previous.config_digest != config_digest(config):
         return None, 0.0
-    if previous.config_digest != config_digest(config):
+    if uses_bases(len(previous.relations), config) != uses_bases(len(relations), config):
         return None, 0.0
     change = len(np.setxor1d(previous.triple_keys, keys)) / max(len(previous.triple_keys), 1)
     if previous.drift + change > staleness:
@@ -164,6 +167,7 @@ def structural_rows(
         n_relations=len(relations),
         warm_start=start.state if start else None,
         epochs=warm_epochs if start else None,
+        relation_map=_relation_map(start.relations, relations) if start else None,
     )
     digest = graph_hash(ids, text, triples, config)
     model = TrainedModel(
@@ -179,6 +183,14 @@ def structural_rows(
         }
     )
     return StructuralBank(rows, digest, result, len(triples), relations, model, change)
+
+
+def _relation_map(previous: list[str], relations: list[str]) -> np.ndarray | None:
+    """Each relation type's index among `previous` (-1: new); None when they are equal."""
+    if previous == relations:
+        return None
+    index = {r: i for i, r in enumerate(previous)}
+    return np.array([index.get(r, -1) for r in relations], np.int64)
 
 
 def _fixed_size(matrix: np.ndarray) -> pa.FixedSizeListArray:

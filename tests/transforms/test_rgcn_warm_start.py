@@ -38,6 +38,29 @@ def test_weights_of_another_shape_are_refused() -> None:
         train_rgcn(heads, relations, tails, N, _text(), CONFIG, warm_start=narrow.state)
 
 
+@pytest.mark.parametrize("separate_inverse", [False, True])
+def test_weights_of_known_relation_types_carry_over_by_name(separate_inverse: bool) -> None:
+    heads, relations, tails = _ring()
+    config = RGCNConfig(dim=16, epochs=3, separate_inverse=separate_inverse)
+    before = train_rgcn(heads, relations, tails, N, _text(), config)
+    # now three types: the old 1 is new index 2, a new type sits at index 1
+    now = np.where(relations == 1, 2, relations)
+    mapping = np.array([0, -1, 1])
+    warm = train_rgcn(
+        heads, now, tails, N, _text(), config, n_relations=3, warm_start=before.state,
+        epochs=0, relation_map=mapping,
+    )  # fmt: skip
+    old, new = before.state, warm.state
+    np.testing.assert_array_equal(new["decoder.bases"][[0, 2]], old["decoder.bases"][[0, 1]])
+    assert not np.array_equal(new["decoder.bases"][1], old["decoder.bases"][0])
+    layer = "layers.0.relations.bases"
+    if separate_inverse:  # rows: 3 forward, then 3 inverse types
+        np.testing.assert_array_equal(new[layer][[0, 2, 3, 5]], old[layer][[0, 1, 2, 3]])
+    else:
+        np.testing.assert_array_equal(new[layer][[0, 2]], old[layer][[0, 1]])
+    np.testing.assert_array_equal(new["fusion.weight"], old["fusion.weight"])
+
+
 def _model(keys: np.ndarray, drift: float = 0.0, relations: list[str] | None = None):
     return TrainedModel({}, relations or ["r"], config_digest(CONFIG), keys, drift)
 
@@ -51,7 +74,9 @@ def test_plan_warm_within_the_bound_and_cold_beyond_it() -> None:
     assert warm_start_plan(_model(before.triple_keys, 0.08), ["r"], now, CONFIG, 0.1) == (None, 0)
     assert warm_start_plan(before, ["r"], now, CONFIG, staleness=0.0) == (None, 0.0)
     assert warm_start_plan(None, ["r"], now, CONFIG, 0.1) == (None, 0.0)
-    assert warm_start_plan(before, ["r", "s"], now, CONFIG, 0.1) == (None, 0.0)
+    assert warm_start_plan(before, ["r", "s"], now, CONFIG, 0.1)[0] is before, "a new type"
+    many = [f"r{i}" for i in range(9)]  # past the basis threshold: another weight layout
+    assert warm_start_plan(before, many, now, CONFIG, 0.1) == (None, 0.0)
     other = RGCNConfig(dim=16, epochs=60, seed=3)
     assert warm_start_plan(before, ["r"], now, other, 0.1) == (None, 0.0)
 
