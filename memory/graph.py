@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from memory.fact_columns import FactColumns, FactRows, SelectedRows
-from memory.snapshot_view import QueryContext, SnapshotView
+from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
 from transforms.graph_index import GraphIndex
 from transforms.graph_links import fact_statement, linearize
 
@@ -134,11 +134,15 @@ def graph_of(view: SnapshotView, query: QueryContext) -> MemoryGraph:
     on first use and cached."""
     key = ("memory_graph", *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _select(view.graph_index, view.fact_columns, view.fact_mask(query))
+        view.cache[key] = _select(
+            view.graph_index, view.node_names, view.fact_columns, view.fact_mask(query)
+        )
     return view.cache[key]
 
 
-def _select(index: GraphIndex, columns: FactColumns, mask: np.ndarray) -> MemoryGraph:
+def _select(
+    index: GraphIndex, names: NodeNames, columns: FactColumns, mask: np.ndarray
+) -> MemoryGraph:
     """The graph of the facts in `mask` whose both ends are entities: column selections of
     the index, with the entity x fact incidence built from the selected ends."""
     positions = np.flatnonzero(mask & index.in_graph)
@@ -154,9 +158,9 @@ def _select(index: GraphIndex, columns: FactColumns, mask: np.ndarray) -> Memory
         shape=(n_e, n_f),
     ).tocsr()
     return MemoryGraph(
-        entity_ids=index.entity_ids.to_pylist(),
-        entity_names=index.entity_names.to_pylist(),
-        segment_ids=index.segment_ids.to_pylist(),
+        entity_ids=names.entity_ids,
+        entity_names=names.entity_names,
+        segment_ids=names.segment_ids,
         facts=FactRows(columns, positions),
         fact_head=head,
         fact_tail=tail,

@@ -109,24 +109,22 @@ def _build(
     or per-fact Python loop."""
     index = view.graph_index
     links = index.segment_nodes
-    node_ids = index.node_ids.to_pylist()
     specificity = 1.0 / np.maximum(np.asarray(links.sum(axis=0)).ravel(), 1.0)
     is_phrase = pc.starts_with(index.node_ids, PHRASE_PREFIX).to_numpy(zero_copy_only=False)
     kind_weight = np.where(is_phrase, phrase_weight, 1.0)
     weighted = (links @ sp.diags(specificity * kind_weight)).tocsr()
-    node_position = {node: i for i, node in enumerate(node_ids)}
     entity_edges = _facts(view, query, specificity) + _entity_links(view, specificity, link_weights)
     adjacency = sp.bmat(
         [[_next_turns(index.next_segment), weighted], [weighted.T, entity_edges]], format="csr"
     )
     degree = np.asarray(adjacency.sum(axis=0)).ravel()
     inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-    segment_ids = index.segment_ids.to_pylist()
+    names = view.node_names
     return PassageGraph(
-        segment_ids=segment_ids,
-        node_ids=node_ids,
-        segment_position={s: i for i, s in enumerate(segment_ids)},
-        node_position=node_position,
+        segment_ids=names.segment_ids,
+        node_ids=names.passage_nodes,
+        segment_position=view.segment_index,
+        node_position=names.passage_position,
         specificity=specificity,
         transition=(adjacency @ sp.diags(inverse)).tocsr(),
     )

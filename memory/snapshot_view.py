@@ -52,6 +52,17 @@ class QueryContext:
         return self.valid_at, self.speculative
 
 
+@dataclass(frozen=True)
+class NodeNames:
+    """Ids and names of a snapshot's graph nodes, in index position order."""
+
+    entity_ids: list[str]
+    entity_names: list[str]
+    segment_ids: list[str]
+    passage_nodes: list[str]
+    passage_position: dict[str, int]
+
+
 @dataclass
 class SnapshotView:
     """Tables and facts of `snapshot`, read lazily and cached for the view's lifetime.
@@ -153,6 +164,20 @@ class SnapshotView:
         model = self.snapshot.embedding_model
         with self.reading() as con:
             return compute_graph_index(con, self.db, self.snapshot, lambda t: encode(t, model))
+
+    @functools.cached_property
+    def node_names(self) -> NodeNames:
+        """The index's node ids and names as Python lists and lookups, made once per view
+        and shared by the graphs of every query coordinate."""
+        index = self.graph_index
+        passage_nodes = index.node_ids.to_pylist()
+        return NodeNames(
+            entity_ids=index.entity_ids.to_pylist(),
+            entity_names=index.entity_names.to_pylist(),
+            segment_ids=index.segment_ids.to_pylist(),
+            passage_nodes=passage_nodes,
+            passage_position={node: i for i, node in enumerate(passage_nodes)},
+        )
 
     @functools.cached_property
     def fact_columns(self) -> FactColumns:

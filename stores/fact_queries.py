@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -71,19 +70,3 @@ def facts_table_as_of(
         "retract": FactOperation.RETRACT.value,
     }
     return con.sql(FACTS_SQL, params=params).to_arrow_table()
-
-
-def facts_as_of(
-    con: duckdb.DuckDBPyConnection,
-    collection: str,
-    as_of: AsOf = AsOf(),
-    *,
-    entity_ids: list[str] | None = None,
-    relation: str | None = None,
-    stable_only: bool = False,
-) -> list[dict[str, Any]]:
-    """`facts_table_as_of` as rows."""
-    table = facts_table_as_of(
-        con, collection, as_of, entity_ids=entity_ids, relation=relation, stable_only=stable_only
-    )
-    return table.to_pylist()

@@ -205,7 +205,7 @@ def _microseconds(column: pa.ChunkedArray, missing: int) -> np.ndarray:
 
 def _incidence(lists: pa.ChunkedArray, nodes: pa.Array, shape: tuple[int, int]) -> sp.csr_matrix:
     """0/1 matrix with row i linking to the nodes that list i names (unknown ids dropped)."""
-    flat = pa.chunked_array(lists.chunks or [pa.array([], lists.type)], lists.type).combine_chunks()
+    flat = lists.combine_chunks()
     rows = np.asarray(pc.list_parent_indices(flat).to_numpy(), np.int64)
     cols = _positions(pa.chunked_array([pc.list_flatten(flat)]), nodes)
     known = cols >= 0

@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from memory.facts import resolve_entity
-    from stores.fact_queries import AsOf, facts_as_of
+    from stores.fact_queries import AsOf, facts_table_as_of
     from stores.snapshots import list_snapshots
 
     con = Workspace.at(args.home).connect(read_only=True)
@@ -39,14 +39,14 @@ def run(args: argparse.Namespace) -> int:
     entity_ids = resolve_entity(con, collection, args.entity)
     if not entity_ids:
         raise LookupError(f"no entity named {args.entity!r} in collection {collection!r}")
-    rows = facts_as_of(
+    rows = facts_table_as_of(
         con,
         collection,
         AsOf(args.valid_at, args.known_at),
         entity_ids=entity_ids,
         relation=args.relation,
         stable_only=args.stable_only,
-    )
+    ).to_pylist()
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
         return 0

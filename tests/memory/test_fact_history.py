@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.facts import is_speculative, resolve_entity
-from stores.fact_queries import AsOf, facts_as_of
+from stores.fact_queries import AsOf, facts_table_as_of
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,9 @@ def con(sample_build):
 
 def _history(con, entity: str, relation: str, as_of: AsOf | None = None) -> list[tuple]:
     ids = resolve_entity(con, "sample", entity)
-    rows = facts_as_of(con, "sample", as_of or AsOf(), entity_ids=ids, relation=relation)
+    rows = facts_table_as_of(
+        con, "sample", as_of or AsOf(), entity_ids=ids, relation=relation
+    ).to_pylist()
     return [(r["tail_name"], _day(r["valid_from"]), _day(r["valid_to"])) for r in rows]
 
 
@@ -47,9 +49,9 @@ def test_as_of_valid_time_and_recorded_time(con):
 
 
 def test_ceo_history_is_functional_on_the_company(con):
-    rows = facts_as_of(
+    rows = facts_table_as_of(
         con, "sample", AsOf(valid_at=datetime(2023, 1, 1, tzinfo=UTC)), relation="ceo_of"
-    )
+    ).to_pylist()
     assert {(r["head_name"], r["tail_name"]) for r in rows} == {
         ("Marcus Bennett", "Acme Corporation")
     }

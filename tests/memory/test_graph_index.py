@@ -15,7 +15,7 @@ from memory import Memory
 from memory.graph import graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
-from stores.fact_queries import AsOf, facts_as_of
+from stores.fact_queries import AsOf, facts_table_as_of
 from stores.graph_index import graph_index_dir, is_complete
 
 COORDINATES = [
@@ -42,7 +42,9 @@ def test_the_build_wrote_the_snapshots_index(graph_build, view) -> None:
 def test_index_selection_equals_the_as_of_read(view, valid_at, speculative) -> None:
     query = QueryContext("q", 5, valid_at, speculative)
     with view.reading() as con:
-        rows = facts_as_of(con, "sample", AsOf(valid_at, view.snapshot.recorded_cutoff))
+        rows = facts_table_as_of(
+            con, "sample", AsOf(valid_at, view.snapshot.recorded_cutoff)
+        ).to_pylist()
     rows = [r for r in rows if speculative or r["stable"]]
     entities = view.entities.column("entity_id").to_pylist()
     position = {e: i for i, e in enumerate(entities)}

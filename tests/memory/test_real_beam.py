@@ -37,7 +37,7 @@ from memory.real.repair import (
 )
 from memory.real.space import INTENT, STABILITY, TIME, SearchSpace
 from memory.snapshot_view import QueryContext
-from stores.fact_queries import AsOf, facts_as_of
+from stores.fact_queries import AsOf, facts_table_as_of
 from tests.transforms.llm.conftest import fake_server  # noqa: F401  (fixture reused)
 from tests.transforms.llm.fake_openai_server import chat_response
 
@@ -267,7 +267,7 @@ def test_filters_match_the_fact_store(graph_memory, valid_at, speculative):
     }
     at = valid_at or view.snapshot.recorded_cutoff
     with view.reading() as con:
-        rows = facts_as_of(con, "sample", AsOf(at, view.snapshot.recorded_cutoff))
+        rows = facts_table_as_of(con, "sample", AsOf(at, view.snapshot.recorded_cutoff)).to_pylist()
     expected = {f["version_id"] for f in rows if speculative or f["stable"]}
     assert passing == expected
 
