@@ -6,13 +6,15 @@
   through the loader; handled cleanly means no exception, the good file loaded, the bad
   one quarantined with a reason, and records read = documents + records quarantined. Then
   one real build over all of them together must succeed with its counts adding up.
+- **concurrent builds**: that build and a clean build of the corpus started together into
+  a fresh workspace, then two more (the corpus in halves) into the same, now initialised,
+  one.
 - **kills**: a build of the corpus killed with SIGKILL a moment after a chosen stage
-  starts, then run again: the snapshot's content hash must equal a clean build's, with no
-  duplicate fact version.
-- **concurrent builds**: two builds started together into a fresh workspace, then two more
-  into the same, now initialised, one.
-- **concurrent queries**: queries from several threads on that workspace, a reader held
-  open, while the second two builds write into it; a query that raises counts as failed.
+  starts, then run again: the snapshot's content hash must equal the clean build's, with
+  no duplicate fact version.
+- **concurrent queries**: queries from several threads on the clean build's snapshot, a
+  reader held open, while the second two builds write into its workspace; a query that
+  raises counts as failed.
 
 Records lost: for every load and build, records read − documents out − records quarantined.
 Every build is the real CLI (`python -m kgmem build`) in a process of its
@@ -26,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,8 @@ from transforms.loaders import load_inputs
 GOOD_TEXT = "Acme Corporation opened an office in Leeds in 2021."
 KILL_DELAY_S = 1.0
 """How long after a stage starts its build is killed."""
+CLEAN_COLLECTION, BAD_COLLECTION = "clean", "badinputs"
+"""The corpus built whole (and killed), and every bad input built together."""
 
 
 @dataclass
@@ -146,35 +150,36 @@ def build_records_lost(home: Path, collection: str, inputs: Sequence[Path]) -> i
     return read - int(documents) - int(quarantined)
 
 
-def check_bad_build(root: Path, folder: Path, report: ReliabilityReport) -> None:
-    """One real build over every bad input together: it must succeed and lose nothing."""
-    home = root / "bad_build"
-    done = run_build(home, "badinputs", [folder])
-    if done.returncode != 0:
-        report.failed_builds += 1
-        report.problems.append(f"build over the bad inputs failed: {done.stderr[-500:]}")
+def check_bad_build(home: Path, folder: Path, report: ReliabilityReport) -> None:
+    """The build of every bad input together (collection `BAD_COLLECTION` in `home`) must
+    have lost nothing; whether it succeeded is `check_concurrent_builds`' finding."""
+    if newest_hash(home, BAD_COLLECTION) is None:
         return
-    lost = build_records_lost(home, "badinputs", [folder])
+    lost = build_records_lost(home, BAD_COLLECTION, [folder])
     report.records_lost += lost
     if lost:
         report.problems.append(f"build over the bad inputs lost {lost} records")
 
 
 def check_kills(
-    root: Path, corpus: Sequence[Path], stages: Sequence[str], report: ReliabilityReport
+    root: Path,
+    corpus: Sequence[Path],
+    stages: Sequence[str],
+    expected: str | None,
+    report: ReliabilityReport,
 ) -> None:
-    """Kill a build as each of `stages` starts, re-run it, compare with a clean build."""
-    clean = run_build(root / "clean", "kill", corpus)
-    if clean.returncode != 0:
-        report.problems.append(f"clean build failed: {clean.stderr[-500:]}")
+    """Kill a build of `corpus` (collection `CLEAN_COLLECTION`) as each of `stages` starts,
+    re-run it, and compare its snapshot with the clean build's content hash `expected`."""
+    if expected is None:
+        report.problems.append("no clean build to compare killed builds with")
         return
-    expected = newest_hash(root / "clean", "kill")
     for stage in stages:
         home = root / f"killed_{stage}"
         report.kills += 1
-        killed = _kill_at(build_command(home, "kill", corpus), f"kill: {stage} started")
-        rerun = run_build(home, "kill", corpus)
-        same = rerun.returncode == 0 and newest_hash(home, "kill") == expected
+        command = build_command(home, CLEAN_COLLECTION, corpus)
+        killed = _kill_at(command, f"kill: {stage} started")
+        rerun = run_build(home, CLEAN_COLLECTION, corpus)
+        same = rerun.returncode == 0 and newest_hash(home, CLEAN_COLLECTION) == expected
         duplicates = _duplicate_versions(home) if rerun.returncode == 0 else -1
         if same and duplicates == 0:
             report.identical_reruns += 1
@@ -249,18 +254,18 @@ def check_concurrent_queries(
 
 
 def check_concurrent_builds(
-    home: Path, prefix: str, inputs: Sequence[Sequence[Path]], report: ReliabilityReport
+    home: Path, builds: Mapping[str, Sequence[Path]], report: ReliabilityReport
 ) -> None:
-    """Start one build per entry of `inputs` into `home` at once, as collections
-    `<prefix>0`, `<prefix>1`, ...; each must succeed."""
+    """Start one build per collection of `builds` (name -> inputs) into `home` at once;
+    each must succeed."""
     procs = [
         subprocess.Popen(
-            build_command(home, f"{prefix}{i}", paths),
+            build_command(home, collection, paths),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for i, paths in enumerate(inputs)
+        for collection, paths in builds.items()
     ]
     for proc in procs:
         _, err = proc.communicate()
@@ -277,22 +282,27 @@ def run_reliability(
     queries: Sequence[str],
     threads: int = 4,
 ) -> ReliabilityReport:
-    """Every check, in folders under `root` (which must not exist yet)."""
+    """Every check, in folders under `root` (which must not exist yet). The clean build the
+    killed ones are compared with, and the build over the bad inputs, are the first pair of
+    concurrent builds: five and a half builds in all, each in a process of its own."""
     report = ReliabilityReport()
     root.mkdir(parents=True)
-    check_bad_build(root, check_bad_inputs(root, report), report)
-    check_kills(root, corpus, kill_stages, report)
-    halves = [corpus[: max(1, len(corpus) // 2)], corpus[max(1, len(corpus) // 2) :] or corpus]
+    bad = check_bad_inputs(root, report)
     together = root / "together"
-    check_concurrent_builds(together, "fresh", halves, report)  # a new home
+    check_concurrent_builds(together, {CLEAN_COLLECTION: corpus, BAD_COLLECTION: [bad]}, report)
+    check_bad_build(together, bad, report)
+    clean = newest_hash(together, CLEAN_COLLECTION)
+    check_kills(root, corpus, kill_stages, clean, report)
+    half = max(1, len(corpus) // 2)
+    halves = {"again0": corpus[:half], "again1": corpus[half:] or corpus}
 
     def into_the_initialised_home() -> None:
-        check_concurrent_builds(together, "again", halves, report)
+        check_concurrent_builds(together, halves, report)
 
-    if newest_hash(together, "fresh0") is None:
+    if clean is None:
         into_the_initialised_home()
-    else:  # queries on the first build's snapshot while two more write into its home
+    else:  # queries on the clean build's snapshot while two more write into its home
         check_concurrent_queries(
-            together, "fresh0", queries, threads, into_the_initialised_home, report
+            together, CLEAN_COLLECTION, queries, threads, into_the_initialised_home, report
         )
     return report

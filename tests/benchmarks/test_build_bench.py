@@ -22,7 +22,7 @@ from stores.workspace import Workspace
 from transforms.loaders import load_inputs
 from transforms.relation_registry import RelationRegistry
 
-DOCUMENTS, SIZES, STRATEGIES = 8, (4, 8), ("dense", "bm25", "hipporag_ppr")
+DOCUMENTS, SIZES, STRATEGIES = 8, (2, 4), ("dense", "hipporag_ppr")
 SAMPLE_NAMES = ("Acme", "Priya", "Natarajan", "Kowalski", "Whitfield", "Bennett", "Okafor",
                 "Harborview", "Northgate", "Cedar Point", "Inkwell", "Tonerline", "E-42",
                 "Rotterdam", "Brightpage")  # fmt: skip
