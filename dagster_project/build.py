@@ -108,6 +108,7 @@ def build_collection(
     if missing:
         raise FileNotFoundError(f"input path(s) not found: {', '.join(missing)}")
     fingerprint = inputs_fingerprint(inputs)
+    workspace.record_data_url()  # so the stages' `Workspace.at(root)` find the data
     instance = prepare_instance(workspace)
     warehouse = WarehouseResource(root=str(workspace.root))
     warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])
