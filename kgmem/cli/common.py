@@ -23,6 +23,8 @@ def add_home(parser: argparse.ArgumentParser) -> None:
 
 
 def add_data_url(parser: argparse.ArgumentParser) -> None:
+    """`--data-url`: `main` puts it in `$KGMEM_DATA_URL`, so every workspace the command
+    opens (the build's stages, Dagster resources) resolves the same URL."""
     parser.add_argument(
         "--data-url",
         metavar="URL",
