@@ -101,13 +101,15 @@ def build_collection(
     `on_stage(stage, summary)` when it ends (`dagster_project.stage_events`). Raises
     BuildFailed naming the stage that failed or whose blocking check did not pass. A
     completed build records the fingerprint its inputs had when it started (what the
-    nightly schedule and resumed backfills compare with).
+    nightly schedule and resumed backfills compare with). A workspace with a data URL has
+    it checked (one-line error when unreachable) and recorded before the first stage.
     """
     check_collection_name(collection)
     missing = [p for p in inputs if not Path(p).exists()]
     if missing:
         raise FileNotFoundError(f"input path(s) not found: {', '.join(missing)}")
     fingerprint = inputs_fingerprint(inputs)
+    workspace.record_data_url()  # so the stages' `Workspace.at(root)` find the data
     instance = prepare_instance(workspace)
     warehouse = WarehouseResource(root=str(workspace.root))
     warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])

@@ -60,8 +60,9 @@ def write_fitted(home: str | Path, collection: str, record: Mapping[str, Any]) -
 
 
 def view_home(view: SnapshotView) -> Path:
-    """The workspace folder of a view (its LanceDB folder is `<home>/lance`)."""
-    return Path(view.db.uri).parent
+    """The workspace folder of a view: the one it was opened on, else the folder of its
+    local LanceDB database (`<home>/lance`)."""
+    return view.home if view.home is not None else Path(view.db.uri).parent
 
 
 def resolve_weights(view: SnapshotView, options: Mapping[str, Any]) -> tuple[dict[str, float], str]:

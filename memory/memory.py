@@ -22,7 +22,8 @@ from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.registry import STRATEGIES
-from stores.graph_index import graph_index_dir
+from stores.data_url import check_reachable
+from stores.graph_index import fetch_graph_index, graph_index_dir
 from stores.snapshots import Snapshot, list_snapshots
 from stores.workspace import Workspace
 from transforms.reported_speech import only_reported
@@ -92,7 +93,9 @@ class Memory:
         snapshot: str | None = None,
         collection: str | None = None,
     ) -> Memory:
-        """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace."""
+        """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace
+        (with its data URL, recorded or from `KGMEM_DATA_URL`, checked reachable here so
+        that a wrong endpoint fails at once, in one line)."""
         workspace = Workspace.at(path)
         con = workspace.connect(read_only=True)
         try:
@@ -102,7 +105,14 @@ class Memory:
         chosen = _choose(snapshots, snapshot, collection, workspace)
         connect = functools.partial(workspace.connect, read_only=True)
         index_dir = graph_index_dir(workspace, chosen.snapshot_id)
-        return cls(SnapshotView(chosen, connect, workspace.lance(), index_dir))
+        fetch = None
+        if workspace.data_is_remote:
+            check_reachable(workspace.data)
+            fetch = functools.partial(fetch_graph_index, workspace, chosen.snapshot_id)
+        view = SnapshotView(
+            chosen, connect, workspace.lance(), index_dir, fetch, home=workspace.root
+        )
+        return cls(view)
 
     def close(self) -> None:
         """Drop what the view cached (tables, graphs, vectors). An open `Memory` holds no

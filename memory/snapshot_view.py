@@ -77,7 +77,14 @@ class SnapshotView:
     """Opens a read-only connection to the workspace's warehouse."""
     db: lancedb.DBConnection
     index_dir: Path | None = None
-    """Where the snapshot's graph index was written (None: compute it when first used)."""
+    """The local folder the snapshot's graph index is mapped from (None: compute it when
+    first used)."""
+    fetch_index: Callable[[], object] | None = None
+    """Brings the index into `index_dir` before it is first mapped: a download from the
+    workspace's data URL (`stores.graph_index.fetch_graph_index`); None when it is local."""
+    home: Path | None = None
+    """The workspace folder (its models, e.g. fitted weights); None: the folder holding the
+    LanceDB database, as in a workspace that keeps its data locally."""
     cache: dict[str, Any] = field(default_factory=dict)
     """Structures that strategies derive from the view (e.g. the PPR graph), built once."""
 
@@ -104,7 +111,11 @@ class SnapshotView:
     @functools.cached_property
     def mapped_index(self) -> GraphIndex | None:
         """The graph index the snapshot's build wrote, mapped; None if it has none."""
-        return read_graph_index(self.index_dir) if self.index_dir is not None else None
+        if self.index_dir is None:
+            return None
+        if self.fetch_index is not None:
+            self.fetch_index()
+        return read_graph_index(self.index_dir)
 
     @functools.cached_property
     def segments(self) -> pa.Table:

@@ -28,6 +28,7 @@ from pipelines.parquet_io import read_shards
 from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.tables import ASSERTIONS, FACT_INTERVALS
+from stores.data_url import join
 from stores.stage_inputs import (
     collection_table,
     current_fact_versions,
@@ -179,12 +180,14 @@ def _fold(
     warehouse: WarehouseStore, settings: BuildSettings, collection: str, prepared: PreparedFacts
 ) -> tuple[list[FactState], list[Assertion]]:
     """The per-key fold through the launcher; facts and unmatched retractions, sorted."""
-    folder = warehouse.workspace.parquet_dir(collection, STAGE)
-    unmatched_prefix = folder / "unmatched" / "part"
+    workspace = warehouse.workspace
+    folder = workspace.parquet_dir(collection, STAGE)
+    unmatched_prefix = join(folder, "unmatched", "part")
     rows = pa.Table.from_pylist([asdict(a) for a in prepared.assertions], schema=ASSERTIONS)
     cardinality = {r: d.effective for r, d in prepared.decisions.items()}
-    config = FoldConfig(collection, str(unmatched_prefix), cardinality)
-    facts_prefix = launch(build, rows, folder, settings, config, outputs=[unmatched_prefix])
+    config = FoldConfig(collection, unmatched_prefix, cardinality)
+    progress = workspace.progress_file(collection, STAGE)
+    facts_prefix = launch(build, rows, folder, progress, settings, config, [unmatched_prefix])
     facts = [FactState(**r) for r in read_shards(facts_prefix, FACT_INTERVALS).to_pylist()]
     unmatched = [Assertion(**r) for r in read_shards(unmatched_prefix, ASSERTIONS).to_pylist()]
     return sorted(facts, key=lambda f: f.fact_id), sorted(unmatched, key=Assertion.sort_key)

@@ -48,7 +48,7 @@ from transforms.embedding_cache import EmbeddingCache, cached_embed
 from transforms.entity_contexts import context_rows, span_pooled_encoder
 from transforms.facts import THETA_STABLE
 from transforms.graph_links import entity_description, fact_statement, segment_search_text
-from transforms.progress import progress_encoder, stage_progress_file, start_progress
+from transforms.progress import progress_encoder, start_progress
 
 STAGE = "graph_embeddings"
 DESCRIPTION_FACTS = 8
@@ -119,7 +119,7 @@ def _text_tables(
 ) -> list[TextTable]:
     """The desired rows of each embedded table and the cached encoders that embed them."""
     cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
-    progress = stage_progress_file(warehouse.workspace.parquet_dir(collection, STAGE))
+    progress = warehouse.workspace.progress_file(collection, STAGE)
     start_progress(progress, 0, "texts embedded")
     embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size, progress)
     segment_vectors = {VECTOR: embed}

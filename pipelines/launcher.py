@@ -5,6 +5,11 @@ its pipeline on the configured runner, read the sharded output back.
 documents a per-document stage has not processed yet and stores the output for exactly
 those documents (`PendingDocuments`); `run_segment_stage` feeds it the chunks and turns
 of those documents (NER, phrases).
+
+A stage's folder is a location of `stores.data_url`: with a data URL its shards are
+written, read by the runner and read back on the object store, and the pipeline gets
+Beam's S3 options for it; the progress file stays in the workspace folder and reaches
+the pipeline as an option (`pipelines.stage_input`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import pyarrow as pa
 from pipelines.outcome import StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 from pipelines.settings import BuildSettings
+from pipelines.stage_input import PROGRESS_FLAG
+from stores.data_url import beam_flags, join
 from stores.stage_inputs import extractable_segments
 from stores.warehouse import WarehouseStore
-from transforms.progress import stage_progress_file, start_progress
+from transforms.progress import start_progress
 
 BuildFn = Callable[[beam.Pipeline, str, str, Any], beam.PCollection]
 
@@ -54,24 +61,26 @@ class PendingDocuments:
 def launch(
     build: BuildFn,
     inputs: pa.Table,
-    folder: Path,
+    folder: str,
+    progress: Path,
     settings: BuildSettings,
     config: object,
-    outputs: Sequence[Path] = (),
-) -> Path:
+    outputs: Sequence[str] = (),
+) -> str:
     """Run `build` over `inputs` with `config` under the stage folder `folder` and return
     its output prefix (`folder/output/part`). Earlier shards of the output and of `outputs`
     (a stage's side outputs) are cleared first; with no input rows nothing runs. The
-    stage's progress file counts the input rows done as the pipeline reads them
+    progress file `progress` counts the input rows done as the pipeline reads them
     (`pipelines.stage_input`)."""
-    output_prefix = folder / "output" / "part"
+    output_prefix = join(folder, "output", "part")
     for prefix in (output_prefix, *outputs):
         clear_shards(prefix)
-    start_progress(stage_progress_file(folder), inputs.num_rows, "rows")
+    start_progress(progress, inputs.num_rows, "rows")
     if inputs.num_rows:
-        input_pattern = write_input(inputs, folder / "input", settings.parquet_shard_rows)
-        with beam.Pipeline(options=settings.beam_options()) as p:
-            build(p, input_pattern, str(output_prefix), config)
+        input_pattern = write_input(inputs, join(folder, "input"), settings.parquet_shard_rows)
+        flags = [*beam_flags(folder), f"{PROGRESS_FLAG}={progress}"]
+        with beam.Pipeline(options=settings.beam_options(flags)) as p:
+            build(p, input_pattern, output_prefix, config)
     return output_prefix
 
 
@@ -89,8 +98,15 @@ def run_beam_stage(
 ) -> pa.Table:
     """`launch` `build` over `inputs` with `config` (default: the spaCy stage config) and
     store its output as `stage`'s rows of `pending.todo`."""
-    folder = warehouse.workspace.parquet_dir(collection, stage)
-    prefix = launch(build, inputs, folder, settings, config or settings.spacy_stage())
+    workspace = warehouse.workspace
+    prefix = launch(
+        build,
+        inputs,
+        workspace.parquet_dir(collection, stage),
+        workspace.progress_file(collection, stage),
+        settings,
+        config or settings.spacy_stage(),
+    )
     output = read_shards(prefix, output_schema)
     warehouse.replace_documents(stage, collection, stage, pending.todo, output, pending.stale)
     return output

@@ -25,28 +25,30 @@ from pipelines.parquet_io import clear_shards, read_shards
 from pipelines.settings import BuildSettings
 from pipelines.stage_input import ReadStageInput
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
+from stores.data_url import delete, join, read_bytes
 from stores.stage_inputs import llm_segments
 from stores.warehouse import WarehouseStore
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
 from transforms.llm.dofn import QUARANTINE_TAG, STATS_TAG, LLMTripletDoFn
 from transforms.llm.gate import DEFAULT_PROMPTS, GateConfig
-from transforms.llm.stats import LLMStats, read_stats, sum_stats
+from transforms.llm.stats import LLMStats, sum_stats
 
 
 @dataclass(frozen=True)
 class OutputPaths:
-    """Where one run's triplets, quarantine records and stats go."""
+    """Where one run's triplets, quarantine records and stats go (locations of
+    `stores.data_url`: local paths or URLs)."""
 
-    triplets_prefix: Path
-    quarantine_prefix: Path
-    stats_path: Path
+    triplets_prefix: str
+    quarantine_prefix: str
+    stats_path: str
 
 
 def output_paths(output_prefix: str | Path) -> OutputPaths:
     """The three outputs of a run writing to `output_prefix` (e.g. `.../output/part`)."""
-    prefix = Path(output_prefix)
+    folder, _, name = str(output_prefix).rpartition("/")
     return OutputPaths(
-        prefix, prefix.parent / "quarantine" / prefix.name, prefix.parent / "llm_stats.json"
+        str(output_prefix), join(folder, "quarantine", name), join(folder, "llm_stats.json")
     )
 
 
@@ -94,7 +96,7 @@ def build(
         | "SumStats" >> beam.CombineGlobally(sum_stats)
         | "StatsJson" >> beam.Map(json.dumps, sort_keys=True)
         | "WriteStats"
-        >> beam.io.WriteToText(str(paths.stats_path), shard_name_template="", num_shards=1)
+        >> beam.io.WriteToText(paths.stats_path, shard_name_template="", num_shards=1)
     )
     return results.rows
 
@@ -104,16 +106,17 @@ def clear_outputs(output_prefix: str | Path) -> None:
     paths = output_paths(output_prefix)
     clear_shards(paths.triplets_prefix)
     clear_shards(paths.quarantine_prefix)
-    paths.stats_path.unlink(missing_ok=True)
+    delete([paths.stats_path])
 
 
 def read_outputs(output_prefix: str | Path) -> tuple[pa.Table, pa.Table, LLMStats]:
     """(triplets, quarantine rows, stats) of the run that wrote to `output_prefix`."""
     paths = output_paths(output_prefix)
+    stats = read_bytes(paths.stats_path)  # none when the run wrote none
     return (
         read_shards(paths.triplets_prefix, LLM_TRIPLETS),
         read_shards(paths.quarantine_prefix, LLM_QUARANTINE),
-        read_stats(paths.stats_path),
+        LLMStats.from_dict(json.loads(stats)) if stats is not None else LLMStats(),
     )
 
 
@@ -143,7 +146,7 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
         )
     pending = PendingDocuments.of(warehouse, collection, STAGE, "entity_mentions")
     segments = llm_segments(warehouse, collection, pending.todo)
-    output_prefix = warehouse.workspace.parquet_dir(collection, STAGE) / "output" / "part"
+    output_prefix = join(warehouse.workspace.parquet_dir(collection, STAGE), "output", "part")
     clear_outputs(output_prefix)
     triplets = run_beam_stage(
         warehouse=warehouse,

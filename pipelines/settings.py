@@ -7,6 +7,7 @@ launchpad, `kgmem.toml` and the command line set the same fields)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -177,10 +178,15 @@ class BuildSettings(BaseModel):
             return None
         return chosen
 
-    def beam_options(self):  # noqa: ANN201 (PipelineOptions)
-        """Beam options for the configured runner."""
+    def beam_options(self, stage_flags: Sequence[str] = ()):  # noqa: ANN201 (PipelineOptions)
+        """Beam options for the configured runner; `stage_flags` (a stage's storage and
+        progress flags, `pipelines.launcher`) come before the configured `beam_flags`,
+        which therefore win, as on any Beam command line."""
         return pipeline_options(
-            self.beam_runner, self.direct_running_mode, self.beam_flags, self.beam_workers
+            self.beam_runner,
+            self.direct_running_mode,
+            [*stage_flags, *self.beam_flags],
+            self.beam_workers,
         )
 
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:

@@ -2,6 +2,12 @@
 the stage's progress file (`ReadStageInput`, so the command line can show how many of a
 stage's rows are done while it runs, `transforms.progress`), and its model steps run on
 batches of rows (`Batched`).
+
+The progress file is named by the pipeline option `--kgmem_progress_file`, which the
+launcher sets (`pipelines.launcher`): it is a local file of the workspace folder, while
+the input shards may be under a data URL (`s3://...`), so it cannot be derived from
+where the input is. An option travels with the pipeline to whatever builds it, where a
+module-level registry would not.
 """
 
 from __future__ import annotations
@@ -12,29 +18,42 @@ from typing import Any
 
 import apache_beam as beam
 from apache_beam.io import parquetio
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from transforms.progress import Counter, stage_progress_file
+from transforms.progress import Counter
+
+PROGRESS_FLAG = "--kgmem_progress_file"
+
+
+class StageProgressOptions(PipelineOptions):
+    """`--kgmem_progress_file PATH`: where a stage run counts its rows done."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: object) -> None:
+        parser.add_argument(  # type: ignore[attr-defined]
+            PROGRESS_FLAG, default=None, help="kgmem stage progress file (set by the launcher)"
+        )
 
 
 class ReadStageInput(beam.PTransform):
     """The rows of a stage's input shards (`input_pattern`, as `write_input` returns it).
 
-    Where the stage folder holds a progress file (`run_beam_stage` starts one with the row
-    total), each row is counted done as it is read. Beam fuses the read with the stage's
-    model step after it, so a row is read as it enters that step: the count runs at most a
-    batch ahead of the model. A pipeline run on its own (the stage's command line) has no
-    progress file and counts nothing."""
+    Where the pipeline's options name a progress file that exists (`launch` starts one
+    with the row total), each row is counted done as it is read. Beam fuses the read with
+    the stage's model step after it, so a row is read as it enters that step: the count
+    runs at most a batch ahead of the model. A pipeline run on its own (the stage's command
+    line) names no progress file and counts nothing."""
 
     def __init__(self, input_pattern: str) -> None:
         super().__init__()
         self.input_pattern = input_pattern
-        self.progress = stage_progress_file(Path(input_pattern).parent.parent)
 
     def expand(self, pipeline: beam.pvalue.PBegin) -> beam.PCollection:
         rows = pipeline | "ReadParquet" >> parquetio.ReadFromParquet(self.input_pattern)
-        if not self.progress.exists():
+        progress = pipeline.pipeline.options.view_as(StageProgressOptions).kgmem_progress_file
+        if not progress or not Path(progress).exists():
             return rows
-        return rows | "CountDone" >> beam.ParDo(_CountDone(str(self.progress)))
+        return rows | "CountDone" >> beam.ParDo(_CountDone(progress))
 
 
 class _CountDone(beam.DoFn):

@@ -18,6 +18,14 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
 The folder is written under a temporary name and renamed into place, so a reader sees a
 whole index or none, and it is never rewritten: like the snapshot it belongs to, an
 index is immutable (two builds racing to write it keep the first).
+
+With a data URL (`stores.data_url`) the index lives at `<data URL>/graph_index/<id>/`.
+The build writes it as above into the workspace's local cache,
+`<home>/cache/graph_index/<id>/`, then uploads its files with `manifest.json` last, so
+an upload cut short is incomplete and redone by the next build. A query process on any
+host downloads a snapshot's index once into its own cache (into a staging folder renamed
+into place, manifest last, as a write is) and maps it from there: an index never changes,
+so a cached copy never goes stale, and memory-mapping needs a local file.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
 
+from stores.data_url import download_folder, join, read_bytes, upload_folder
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
@@ -59,7 +68,54 @@ MATRICES = ("mentions", "fact_segments", "segment_nodes")
 
 
 def graph_index_dir(workspace: Workspace, snapshot_id: str) -> Path:
-    return workspace.root / "graph_index" / snapshot_id
+    """The local folder the snapshot's index is mapped from: in the shared data when it is
+    local, else the workspace's download cache."""
+    if workspace.data_is_remote:
+        return workspace.root / "cache" / "graph_index" / snapshot_id
+    return Path(workspace.data) / "graph_index" / snapshot_id
+
+
+def graph_index_url(workspace: Workspace, snapshot_id: str) -> str | None:
+    """Where the snapshot's index lives under the data URL (None: the data is local)."""
+    if not workspace.data_is_remote:
+        return None
+    return join(workspace.data, "graph_index", snapshot_id)
+
+
+def has_graph_index(workspace: Workspace, snapshot_id: str) -> bool:
+    """Whether the workspace holds a complete index of the snapshot (where it is shared)."""
+    url = graph_index_url(workspace, snapshot_id)
+    if url is None:
+        return is_complete(graph_index_dir(workspace, snapshot_id))
+    return _current(read_bytes(join(url, MANIFEST)))
+
+
+def store_graph_index(workspace: Workspace, index: GraphIndex, snapshot_id: str) -> bool:
+    """Write `index` to the workspace unless a complete one is there; whether it wrote.
+    With a data URL it is written to the local cache, then uploaded manifest last."""
+    wrote = write_graph_index(graph_index_dir(workspace, snapshot_id), index, snapshot_id)
+    url = graph_index_url(workspace, snapshot_id)
+    if url is None:
+        return wrote
+    if has_graph_index(workspace, snapshot_id):
+        return False
+    upload_folder(graph_index_dir(workspace, snapshot_id), url, MANIFEST)
+    return True
+
+
+def fetch_graph_index(workspace: Workspace, snapshot_id: str) -> Path | None:
+    """The local folder holding the snapshot's complete index, downloaded from the data URL
+    into the cache at first use; None when the workspace has no complete index of it."""
+    directory = graph_index_dir(workspace, snapshot_id)
+    url = graph_index_url(workspace, snapshot_id)
+    if is_complete(directory):
+        return directory
+    if url is None or not has_graph_index(workspace, snapshot_id):
+        return None
+    staging = _staging(directory)
+    download_folder(url, staging, MANIFEST)
+    _publish(staging, directory)
+    return directory
 
 
 def compute_graph_index(
@@ -77,10 +133,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     """Write `index` to `directory` unless a complete one is there; whether it wrote."""
     if is_complete(directory):
         return False
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_staging(directory)
-    staging = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = _staging(directory)
     staging.mkdir()
     for name in TABLES:
         _write_arrow(staging / f"{name}.arrow", getattr(index, name))
@@ -103,11 +156,27 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
         "passage_nodes": len(index.node_ids),
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    return _publish(staging, directory)
+
+
+def _staging(directory: Path) -> Path:
+    """A fresh staging folder of this process beside `directory` (the path only: made by
+    whoever fills it), after clearing those that dead writers left."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(directory)
+    staging = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    return staging
+
+
+def _publish(staging: Path, directory: Path) -> bool:
+    """Rename the complete `staging` folder to `directory`; False (and `staging` dropped)
+    when another process put a complete one there first."""
     if directory.exists() and not is_complete(directory):  # not ours to keep: no manifest
         shutil.rmtree(directory, ignore_errors=True)
     try:
         staging.rename(directory)
-    except OSError:  # another build put a whole index there first: keep it
+    except OSError:  # another process put a whole index there first: keep it
         shutil.rmtree(staging, ignore_errors=True)
         if not is_complete(directory):
             raise
@@ -135,9 +204,12 @@ def _alive(pid: int) -> bool:
 
 def is_complete(directory: Path) -> bool:
     manifest = directory / MANIFEST
-    if not manifest.is_file():
-        return False
-    return json.loads(manifest.read_text()).get("format_version") == FORMAT_VERSION
+    return manifest.is_file() and _current(manifest.read_bytes())
+
+
+def _current(manifest: bytes | None) -> bool:
+    """Whether a manifest's content is there and of this format version."""
+    return manifest is not None and json.loads(manifest).get("format_version") == FORMAT_VERSION
 
 
 def read_graph_index(directory: Path) -> GraphIndex | None:

@@ -7,16 +7,17 @@ different fact set, entity set, text vectors or training configuration), so an u
 rebuild keeps the table version and therefore the snapshot id.
 
 The weights of the last run are kept beside the workspace's tables
-(`<home>/models/rgcn/<collection>.npz`: the state arrays, the relation types they index,
-the configuration digest, the trained triples' keys and the drift), so the next run can
-warm-start from them (`transforms.structural_bank.warm_start_plan`). A missing or
-unreadable file means a cold start, never a failed build.
+(`<data>/models/rgcn/<collection>.npz`, under the data URL when the workspace has one: the
+state arrays, the relation types they index, the configuration digest, the trained
+triples' keys and the drift), so the next run, on whichever host, can warm-start from them
+(`transforms.structural_bank.warm_start_plan`). A missing or unreadable file means a cold
+start, never a failed build.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any
 import lancedb
 import numpy as np
 
+from stores.data_url import read_bytes, write_bytes
 from stores.lance_tables import entity_id_vectors
 from transforms.rgcn import RGCNConfig
 from transforms.structural_bank import (
@@ -105,15 +107,19 @@ class WarmStartSettings:
     """Where a collection's last R-GCN weights live, the drift bound before a cold run
     and the epochs of a warm one."""
 
-    model_path: Path
+    model_path: str | Path
+    """A location of `stores.data_url`: a local path or a URL."""
     staleness: float
     epochs: int
 
 
-def load_trained(path: Path) -> TrainedModel | None:
+def load_trained(path: str | Path) -> TrainedModel | None:
     """The weights saved at `path`, or None when there are none or they cannot be read."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
+        data = read_bytes(str(path))
+        if data is None:
+            return None
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             meta = json.loads(str(saved["meta"]))
             state = {
                 k.removeprefix("state/"): saved[k] for k in saved.files if k.startswith("state/")
@@ -125,18 +131,17 @@ def load_trained(path: Path) -> TrainedModel | None:
         return None
 
 
-def save_trained(path: Path, model: TrainedModel) -> None:
+def save_trained(path: str | Path, model: TrainedModel) -> None:
     """Write `model` to `path` atomically (a crash leaves the previous file or none)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "relations": model.relations,
         "config_digest": model.config_digest,
         "drift": model.drift,
     }
-    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
     arrays = {f"state/{k}": v for k, v in model.state.items()}
-    np.savez(staging, meta=np.array(json.dumps(meta)), triple_keys=model.triple_keys, **arrays)
-    os.replace(staging, path)
+    buffer = io.BytesIO()
+    np.savez(buffer, meta=np.array(json.dumps(meta)), triple_keys=model.triple_keys, **arrays)
+    write_bytes(str(path), buffer.getvalue())
 
 
 def _open(db: lancedb.DBConnection, name: str) -> lancedb.table.Table | None:

@@ -70,6 +70,25 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
 
 
 @pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory):
+    """An S3-compatible server (moto) on the loopback address for the session."""
+    from tests.s3_server import running_s3_server
+
+    with running_s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as server:
+        yield server
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch: pytest.MonkeyPatch):
+    """The S3 server with this test's process environment pointing at it, as a user's
+    shell would (AWS_ENDPOINT_URL, credentials, region)."""
+    for name, value in s3_server.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    return s3_server
+
+
+@pytest.fixture(scope="session")
 def graph_build(sample_build):
     """The workspace of the sample build, for retrieval strategy tests: the graph, facts
     and embeddings."""

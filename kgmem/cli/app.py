@@ -21,7 +21,7 @@ from kgmem.cli import (
     ui_cmd,
 )
 from kgmem.cli.common import console, route_library_logs
-from stores.workspace import HOME_ENV, Workspace
+from stores.workspace import DATA_URL_ENV, HOME_ENV, Workspace
 
 COMMANDS = (
     build_cmd,
@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "home", None):
             os.environ[HOME_ENV] = str(usable_home(args.home))
+        if getattr(args, "data_url", None):  # every workspace opened in this process
+            os.environ[DATA_URL_ENV] = args.data_url
         route_library_logs(Workspace.at(args.home).root, args.verbose)
         return args.run(args)
     except (OSError, LookupError, ValueError) as exc:

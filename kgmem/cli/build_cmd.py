@@ -12,10 +12,10 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
-from kgmem.cli.common import add_home, console, out
+from kgmem.cli.common import add_data_url, add_home, console, out
 from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
-from transforms.progress import read_progress, stage_progress_file
+from transforms.progress import read_progress
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -45,6 +45,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     llm.add_argument("--no-llm", action="store_true", help="skip the LLM triplet stage")
     add_beam_arguments(build)
     add_home(build)
+    add_data_url(build)
     return build
 
 
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         tokens = llm["prompt_tokens"] + llm["completion_tokens"]
         out.print(f"LLM: {llm['llm_calls']} calls, {llm['cache_hits']} cache hits, {tokens} tokens")
     snapshot = next(s for s in summaries if s.stage == "memory_snapshot").metadata["snapshot_id"]
-    out.print(f"snapshot: [bold]{snapshot}[/bold]  (workspace {workspace.root})")
+    data = f", data at {workspace.data_url}" if workspace.data_url else ""
+    out.print(f"snapshot: [bold]{snapshot}[/bold]  (workspace {workspace.root}{data})")
     return 0
 
 
@@ -100,7 +102,7 @@ def build_with_progress(
     with Progress(*columns, console=console) as progress:
         task = progress.add_task(f"building {collection}", total=len(stage_order(defs)))
         watcher = StageWatcher(
-            lambda stage: stage_progress_file(workspace.parquet_dir(collection, stage)),
+            lambda stage: workspace.progress_file(collection, stage),
             lambda text: progress.update(task, description=f"{collection}: {text}"),
             None if console.is_terminal else lambda text: console.print(f"{collection}: {text}"),
         )

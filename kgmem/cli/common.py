@@ -12,7 +12,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from stores.workspace import HOME_ENV
+from stores.workspace import DATA_URL_ENV, HOME_ENV
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 140)  # piped: wide enough for bench tables
@@ -20,6 +20,18 @@ out = Console(width=None if sys.stdout.isatty() else 140)  # piped: wide enough 
 
 def add_home(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help=f"workspace folder (default: ${HOME_ENV} or ./kgmem_home)")
+
+
+def add_data_url(parser: argparse.ArgumentParser) -> None:
+    """`--data-url`: `main` puts it in `$KGMEM_DATA_URL`, so every workspace the command
+    opens (the build's stages, Dagster resources) resolves the same URL."""
+    parser.add_argument(
+        "--data-url",
+        metavar="URL",
+        help=f"where the shared data lives: s3://bucket/prefix or a shared folder (default: "
+        f"${DATA_URL_ENV}, else what the workspace recorded, else the workspace folder); "
+        "S3 access from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, AWS_REGION",
+    )
 
 
 def timestamp(value: str) -> datetime:

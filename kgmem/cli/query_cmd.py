@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kgmem.cli.common import add_home, out, timestamp
+from kgmem.cli.common import add_data_url, add_home, out, timestamp
 from memory.strategies.names import STRATEGY_NAMES
 
 
@@ -41,6 +41,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--valid-at", type=timestamp, help="reference time: facts valid then, no later segments"
     )
     add_home(query)
+    add_data_url(query)
     return query
 
 

@@ -18,7 +18,12 @@ def _by_stage(summaries):
 
 
 def test_sample_build_summary(sample_build):
-    workspace, summaries = sample_build
+    assert_sample_build(*sample_build)
+
+
+def assert_sample_build(workspace: Workspace, summaries: list) -> None:
+    """What a build of the sample corpus must give, wherever its workspace keeps its data
+    (also `test_object_storage_build`)."""
     stages = _by_stage(summaries)
     assert list(stages)[-2:] == ["memory_snapshot", "graph_index"], "ends with its snapshot"
     assert stages["graph_index"].rows_out == 1, "the new snapshot was indexed"
@@ -36,6 +41,7 @@ def test_sample_build_summary(sample_build):
         "JOIN entity_aliases a USING (collection, entity_id) "
         "WHERE e.collection = 'sample' AND e.norm_key = 'acme' GROUP BY ALL"
     ).fetchall()
+    con.close()
     assert acme and {"Acme Corporation", "Acme Corp"} <= set(acme[0][1])
 
 

@@ -7,10 +7,8 @@ sums the records into one JSON file that the Dagster asset reads back into its m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 
 
 @dataclass
@@ -59,11 +57,3 @@ def sum_stats(records: Iterable[Mapping[str, int]]) -> dict[str, int]:
     for record in records:
         total.add(LLMStats.from_dict(record))
     return total.as_dict()
-
-
-def read_stats(path: str | Path) -> LLMStats:
-    """The stats file a pipeline run wrote (zeros if the run wrote none)."""
-    path = Path(path)
-    if not path.exists():
-        return LLMStats()
-    return LLMStats.from_dict(json.loads(path.read_text()))
