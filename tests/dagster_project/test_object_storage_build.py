@@ -31,6 +31,9 @@ def test_a_build_with_its_data_on_s3_equals_the_local_build(
 ) -> None:
     bucket = s3.new_bucket()
     home = tmp_path / "home"
+    cache = sample_build[0].embedding_cache_path  # vectors by text hash: a warm, local cache
+    (home / "cache").mkdir(parents=True)
+    shutil.copy(cache, home / "cache" / cache.name)
     workspace = Workspace.at(home, data_url=f"s3://{bucket}/kgmem")
     inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
     settings = PipelineSettings(llm_backend="none")  # as the local sample build
