@@ -74,9 +74,12 @@ def run_backfill(
     llm_slots: int = 1,
     force: bool = False,
     on_outcome: Callable[[PartitionOutcome], None] = lambda outcome: None,
+    worker_setup: Callable[[], object] | None = None,
 ) -> list[PartitionOutcome]:
     """Build every registered collection of `collections` not already built from its current
-    inputs (all of them with `force`); outcomes in the order of `collections`."""
+    inputs (all of them with `force`); outcomes in the order of `collections`.
+    `worker_setup` (picklable) runs first in each worker process, e.g. the CLI's routing of
+    library logs, which a spawned process does not inherit."""
     if max_concurrent < 1:
         raise ValueError("max_concurrent must be at least 1")
     settings = settings or PipelineSettings()
@@ -96,14 +99,20 @@ def run_backfill(
                 todo.append(name)
                 continue
         on_outcome(outcomes[name])
-    for outcome in _build_all(todo, str(workspace.root), settings, max_concurrent, llm_slots):
+    built = _build_all(todo, str(workspace.root), settings, max_concurrent, llm_slots, worker_setup)
+    for outcome in built:
         outcomes[outcome.collection] = outcome
         on_outcome(outcome)
     return [outcomes[name] for name in dict.fromkeys(collections)]
 
 
 def _build_all(
-    todo: list[str], root: str, settings: PipelineSettings, max_concurrent: int, llm_slots: int
+    todo: list[str],
+    root: str,
+    settings: PipelineSettings,
+    max_concurrent: int,
+    llm_slots: int,
+    worker_setup: Callable[[], object] | None,
 ) -> list[PartitionOutcome]:
     """Outcomes of building `todo`, in completion order."""
     config = settings.model_dump()
@@ -111,7 +120,7 @@ def _build_all(
         return [build_partition(name, root, config, llm_slots) for name in todo]
     context = multiprocessing.get_context("spawn")
     workers = min(max_concurrent, len(todo))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_setup) as pool:
         futures = [pool.submit(build_partition, name, root, config, llm_slots) for name in todo]
         return [future.result() for future in as_completed(futures)]
 

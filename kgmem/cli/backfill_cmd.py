@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from rich.table import Table
 
-from kgmem.cli.common import add_home, console, out, timestamp
+from kgmem.cli.common import add_home, console, out, route_library_logs, timestamp
 from stores.workspace import Workspace
 
 
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         llm_slots=args.llm_slots,
         force=args.force,
         on_outcome=report,
+        worker_setup=functools.partial(route_library_logs, workspace.root, args.verbose),
     )
     table = Table(title="backfill")
     for column in ("partition", "status", "seconds", "snapshot / error"):
