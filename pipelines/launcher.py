@@ -4,7 +4,9 @@ its pipeline on the configured runner, read the sharded output back.
 `launch` runs any stage pipeline over an Arrow table; `run_beam_stage` does so for the
 documents a per-document stage has not processed yet and stores the output for exactly
 those documents (`PendingDocuments`); `run_segment_stage` feeds it the chunks and turns
-of those documents (NER, phrases).
+of those documents (NER, phrases). On the DaskRunner a launch uses the settings'
+scheduler (`dask_address`, which a build's `BuildSettings.dask_cluster` fills in), else a
+LocalCluster started for that one launch (`pipelines.dask_cluster`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import apache_beam as beam
 import pyarrow as pa
 
+from pipelines.dask_cluster import run_pipeline
 from pipelines.outcome import StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 from pipelines.settings import BuildSettings
@@ -63,15 +66,17 @@ def launch(
     its output prefix (`folder/output/part`). Earlier shards of the output and of `outputs`
     (a stage's side outputs) are cleared first; with no input rows nothing runs. The
     stage's progress file counts the input rows done as the pipeline reads them
-    (`pipelines.stage_input`)."""
+    (`pipelines.stage_io`)."""
     output_prefix = folder / "output" / "part"
     for prefix in (output_prefix, *outputs):
         clear_shards(prefix)
     start_progress(stage_progress_file(folder), inputs.num_rows, "rows")
     if inputs.num_rows:
         input_pattern = write_input(inputs, folder / "input", settings.parquet_shard_rows)
-        with beam.Pipeline(options=settings.beam_options()) as p:
+        with settings.dask_cluster() as running:
+            p = beam.Pipeline(options=running.beam_options())
             build(p, input_pattern, str(output_prefix), config)
+            run_pipeline(p)
     return output_prefix
 
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.fact_versions import UNMATCHED, FoldConfig, build
+from pipelines.fact_versions import FACTS, UNMATCHED, FoldConfig, build
 from schemas.tables import ASSERTIONS
 from tests.transforms.fact_fold import fold_facts
 from transforms.facts import cardinality_decisions, to_assertions
@@ -48,7 +48,7 @@ def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
     )
     with TestPipeline() as p:
         outputs = build(p, str(tmp_path / "in-*.parquet"), str(tmp_path / "facts"), cfg)
-        facts = outputs.facts | "FactKey" >> beam.Map(_fact_key)
+        facts = outputs[FACTS] | "FactKey" >> beam.Map(_fact_key)
         assert_that(facts, equal_to([_fact_key(asdict(f)) for f in expected]))
         unmatched = outputs[UNMATCHED] | "Segment" >> beam.Map(lambda a: a["segment_id"])
         refs = [r.record_ref.removeprefix("segment ") for r in rejected]
