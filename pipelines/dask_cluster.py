@@ -16,8 +16,8 @@ line) starts one for that launch. The choice of cluster, and why:
   threads in one worker would queue on the GIL, and a worker process per core holds one
   copy of each model. Dask's nanny sets `OMP_NUM_THREADS=1` in each worker, so the
   workers do not oversubscribe the cores either.
-- `dashboard_address=None`: no web server on an ephemeral cluster (and no fixed port to
-  collide with a second build).
+- No dashboard on an ephemeral cluster, and the scheduler's own HTTP endpoints (health,
+  metrics) on a free port rather than 8787, where a second build's cluster would collide.
 
 Beam's `DaskRunner` is not one of Beam's short runner names, so `DaskRunner` resolves to
 its full path (`DASK_RUNNER_IMPL`); its options (`--dask_client_address`, ...) parse only
@@ -73,7 +73,11 @@ def local_cluster(workers: int | None = None) -> Iterator[str]:
 
     count = workers or os.cpu_count() or 1
     cluster = LocalCluster(
-        n_workers=count, processes=True, threads_per_worker=1, dashboard_address=None
+        n_workers=count,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},
     )
     _LOG.info("started a Dask LocalCluster of %d workers at %s", count, cluster.scheduler_address)
     try:

@@ -32,20 +32,26 @@ def _candidates(seed: int) -> tuple[list[dict], dict]:
     return cands, observed
 
 
-def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
-    cands, observed = _candidates(7)
+def assertion_rows(seed: int = 7) -> tuple[list[dict], dict[str, str]]:
+    """The ASSERTIONS rows of seeded random candidates in a shuffled order, and the
+    effective cardinality of each relation (what the stage hands the fold)."""
+    cands, observed = _candidates(seed)
     registry = RelationRegistry()
-    expected, rejected, _ = fold_facts("c", cands, observed, registry)
     assertions, _ = to_assertions("c", cands, observed, registry)
     decisions = cardinality_decisions(assertions, registry)
     rows = [asdict(a) for a in assertions]
     random.Random(3).shuffle(rows)
+    return rows, {r: d.effective for r, d in decisions.items()}
+
+
+def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
+    cands, observed = _candidates(7)
+    expected, rejected, _ = fold_facts("c", cands, observed, RelationRegistry())
+    rows, cardinality = assertion_rows(7)
     for shard in range(3):  # three shards in a shuffled order
         part = pa.Table.from_pylist(rows[shard::3], schema=ASSERTIONS)
         pq.write_table(part, tmp_path / f"in-{shard}.parquet")
-    cfg = FoldConfig(
-        "c", str(tmp_path / "unmatched"), {r: d.effective for r, d in decisions.items()}
-    )
+    cfg = FoldConfig("c", str(tmp_path / "unmatched"), cardinality)
     with TestPipeline() as p:
         outputs = build(p, str(tmp_path / "in-*.parquet"), str(tmp_path / "facts"), cfg)
         facts = outputs[FACTS] | "FactKey" >> beam.Map(_fact_key)
