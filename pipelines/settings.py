@@ -207,8 +207,9 @@ class BuildSettings(BaseModel):
         ) as address:
             if address == self.dask_address:
                 yield self
-            else:
-                yield self.model_copy(update={"dask_address": address})
+            else:  # a new instance: Dagster builds a resource from its construction values
+                fields = {name: getattr(self, name) for name in BuildSettings.model_fields}
+                yield type(self)(**{**fields, "dask_address": address})
 
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
         """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless

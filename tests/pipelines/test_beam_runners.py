@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -59,14 +58,12 @@ from pipelines.runner_modes import DASK_RUNNER
 from schemas.tables import (
     ASSERTIONS,
     ENTITY_MENTIONS,
-    EXTRACTABLE_KINDS,
     FACT_INTERVALS,
     RELATION_CANDIDATES,
     SEGMENT_PHRASES,
-    SEGMENT_WITH_MENTIONS,
     SEGMENTS,
 )
-from stores.stage_inputs import SEGMENTS_WITH_MENTIONS_SQL
+from stores.stage_inputs import join_mentions
 from tests.pipelines.test_fact_versions import assertion_rows
 from tests.pipelines.test_llm_pipeline import responder, segments_file
 from tests.tiny_models import save_tiny_bert
@@ -269,19 +266,6 @@ def _segments() -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SEGMENTS)
 
 
-def _with_mentions(segments: pa.Table, mentions: pa.Table) -> pa.Table:
-    """The relation stage's input, by the asset's own SQL."""
-    con = duckdb.connect()
-    con.register("segments", segments)
-    con.register("entity_mentions", mentions)
-    params = {"collection": "c", "kinds": list(EXTRACTABLE_KINDS), "doc_ids": ["d0", "d1", "d2"]}
-    return (
-        con.sql(SEGMENTS_WITH_MENTIONS_SQL, params=params)
-        .to_arrow_table()
-        .cast(SEGMENT_WITH_MENTIONS)
-    )
-
-
 def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int]:
     """Run NER then relations with `runner`; sorted rows of both, and NER output shards."""
     segments = _segments()
@@ -289,7 +273,7 @@ def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int
     ner_in = write_input(segments, root / "ner_in", SHARD_ROWS)
     entity_mentions.main(["--input", ner_in, "--output", str(root / "ner_out" / "part"), *common])
     mentions = read_shards(root / "ner_out" / "part", ENTITY_MENTIONS)
-    rel_in = write_input(_with_mentions(segments, mentions), root / "rel_in", SHARD_ROWS)
+    rel_in = write_input(join_mentions(segments, mentions, "c"), root / "rel_in", SHARD_ROWS)
     relation_candidates.main(
         ["--input", rel_in, "--output", str(root / "rel_out" / "part"), *common]
     )
@@ -439,7 +423,7 @@ def test_dask_runner_pair_classifier_matches_in_memory(tmp_path: Path, in_memory
 
     model = save_tiny_bert(BertForSequenceClassification, RE_LABELS, tmp_path, RE_LABELS[3], 5.0)
     mentions = pa.Table.from_pylist([dict(m) for m in in_memory[0]], schema=ENTITY_MENTIONS)
-    inputs = _with_mentions(_segments(), mentions)
+    inputs = join_mentions(_segments(), mentions, "c")
     argv = ["--backend", "hf", "--model", str(model)]
     stage = (relation_classifier.main, inputs, RELATION_CANDIDATES, argv)
     direct, dask = _in_memory_and_dask(tmp_path, dask_cluster[0], *stage)
