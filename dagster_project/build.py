@@ -97,7 +97,9 @@ def build_collection(
     The stages run in lineage order in one Dagster run, in process, as the build job would
     run them; a stage for which `stage_guard(key)` gives a context (a backfill's LLM slot
     around the stages of the "llm" pool) runs in a run of its own inside it, so the run
-    sequence is split around it. `on_stage(stage, None)` is called when a stage starts and
+    sequence is split around it. With the DaskRunner and no scheduler named, one
+    LocalCluster serves every stage of the build (`BuildSettings.dask_cluster`) and is
+    closed when the build ends. `on_stage(stage, None)` is called when a stage starts and
     `on_stage(stage, summary)` when it ends (`dagster_project.stage_events`). Raises
     BuildFailed naming the stage that failed or whose blocking check did not pass. A
     completed build records the fingerprint its inputs had when it started (what the
@@ -114,7 +116,6 @@ def build_collection(
     warehouse = WarehouseResource(root=str(workspace.root))
     warehouse.register_collection(collection, [str(Path(p).resolve()) for p in inputs])
     instance.add_dynamic_partitions(collections_partitions.name, [collection])
-    resources = {"warehouse": warehouse, "settings": settings or PipelineSettings()}
     summaries: list[StageSummary] = []
 
     def heard(stage: str, summary: StageSummary | None) -> None:
@@ -123,21 +124,23 @@ def build_collection(
         on_stage(stage, summary)
 
     assets = list(defs.assets or [])
-    for keys, guard in _runs(stage_order(defs), stage_guard):
-        with guard or nullcontext(), listening(heard):
-            result = dg.materialize(
-                assets,
-                selection=keys,
-                partition_key=collection,
-                instance=instance,
-                resources=resources,
-                run_config=QUIET_LOGS,
-                raise_on_error=False,
-                tags={"kgmem/collection": collection},
-            )
-        failed_checks = [name for s in summaries for name, ok in s.checks.items() if not ok]
-        if not result.success or failed_checks:
-            raise BuildFailed(_failure_message(result, failed_checks, summaries))
+    with (settings or PipelineSettings()).dask_cluster() as running:
+        resources = {"warehouse": warehouse, "settings": running}
+        for keys, guard in _runs(stage_order(defs), stage_guard):
+            with guard or nullcontext(), listening(heard):
+                result = dg.materialize(
+                    assets,
+                    selection=keys,
+                    partition_key=collection,
+                    instance=instance,
+                    resources=resources,
+                    run_config=QUIET_LOGS,
+                    raise_on_error=False,
+                    tags={"kgmem/collection": collection},
+                )
+            failed_checks = [name for s in summaries for name, ok in s.checks.items() if not ok]
+            if not result.success or failed_checks:
+                raise BuildFailed(_failure_message(result, failed_checks, summaries))
     record_built(warehouse, collection, fingerprint)
     return summaries
 

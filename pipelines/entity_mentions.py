@@ -1,9 +1,11 @@
 """Beam pipeline: segments (Parquet) -> NER in batches -> entity mentions (Parquet).
 
-The backend comes from `NerBackendConfig`: `spacy` runs a spaCy pipeline in a batched DoFn,
-`hf` runs a Hugging Face token classifier through `RunInference` with a `KeyedModelHandler`
-(the key is the segment row, so mentions get their provenance without a join). Both write
-ENTITY_MENTIONS rows. `bare_throughput` times a backend's model alone, without Beam.
+The backend comes from `NerBackendConfig`: `spacy` runs a spaCy pipeline in a DoFn over
+batches, `hf` runs a Hugging Face token classifier through `RunInference` with a
+`KeyedModelHandler` (the key is the segment row, so mentions get their provenance without a
+join) on the same batches (`with_no_batching`: RunInference's own `BatchElements` loses
+batches on the Dask runner, `pipelines.stage_io`). Both write ENTITY_MENTIONS rows.
+`bare_throughput` times a backend's model alone, without Beam.
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.io import parquetio
 from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, RunInference
 
 from pipelines.launcher import run_segment_stage
 from pipelines.options import NerBackendConfig, run_stage
 from pipelines.outcome import StageOutcome, value_counts
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import Batched, ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import ENTITY_MENTIONS
 from stores.warehouse import WarehouseStore
 from transforms.hf_ner import HfNerModelHandler
@@ -31,23 +32,22 @@ STAGE = "entity_mentions"
 
 
 class ExtractMentions(beam.PTransform):
-    """Segment rows -> ENTITY_MENTIONS rows, by the configured NER backend: spaCy in a
-    batched DoFn, or a Hugging Face token classifier through `RunInference` keyed by the
+    """Batches of segment rows -> ENTITY_MENTIONS rows, by the configured NER backend:
+    spaCy in a DoFn, or a Hugging Face token classifier through `RunInference` keyed by the
     segment row (so mentions keep their provenance without a join)."""
 
     def __init__(self, cfg: NerBackendConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, segments: beam.PCollection) -> beam.PCollection:
+    def expand(self, batches: beam.PCollection) -> beam.PCollection:
         cfg = self.cfg
         if cfg.backend == SPACY_BACKEND:
-            dofn = SpacyNerDoFn(cfg.model, cfg.max_batch_size)
-            return segments | "SpacyNer" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
+            return batches | "SpacyNer" >> beam.ParDo(SpacyNerDoFn(cfg.model, cfg.max_batch_size))
         return (
-            segments
-            | "KeyBySegment" >> beam.Map(_keyed_text)
-            | "HfNer" >> RunInference(KeyedModelHandler(hf_handler(cfg)))
+            batches
+            | "KeyBySegment" >> beam.Map(_keyed_texts)
+            | "HfNer" >> RunInference(KeyedModelHandler(hf_handler(cfg)).with_no_batching())
             | "MentionRows" >> beam.FlatMap(_keyed_mentions)
         )
 
@@ -55,15 +55,10 @@ class ExtractMentions(beam.PTransform):
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: NerBackendConfig
 ) -> beam.PCollection:
-    """Add NER to `p`: read segments, extract mentions, write sharded Parquet."""
-    mentions = (
-        p
-        | "ReadSegments" >> ReadStageInput(input_pattern)
-        | "ExtractMentions" >> ExtractMentions(cfg)
-    )
-    mentions | "WriteMentions" >> parquetio.WriteToParquet(
-        output_prefix, ENTITY_MENTIONS, file_name_suffix=".parquet"
-    )
+    """Add NER to `p`: read segments in batches, extract mentions, write sharded Parquet."""
+    read = ReadStageInput(input_pattern, cfg.max_batch_size)
+    mentions = p | "ReadSegments" >> read | "ExtractMentions" >> ExtractMentions(cfg)
+    mentions | "WriteMentions" >> WriteShards(output_prefix, ENTITY_MENTIONS, read.num_files)
     return mentions
 
 
@@ -91,15 +86,14 @@ def hf_handler(cfg: NerBackendConfig) -> HfNerModelHandler:
     return HfNerModelHandler(
         cfg.model,
         device=cfg.device,
-        min_batch_size=cfg.min_batch_size,
         max_batch_size=cfg.max_batch_size,
         max_length=cfg.max_length,
         stride=cfg.stride,
     )
 
 
-def _keyed_text(segment: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    return segment, segment["text"]
+def _keyed_texts(batch: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+    return [(segment, segment["text"]) for segment in batch]
 
 
 def _keyed_mentions(keyed: tuple[dict[str, Any], PredictionResult]) -> Iterator[dict[str, Any]]:

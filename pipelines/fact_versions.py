@@ -5,7 +5,9 @@ The fold of one key reads only that key's assertions (REAL's (h, r) index), so k
 independent: GroupByKey spreads them over workers and the result does not depend on how
 the input is sharded or ordered. Cardinality is decided once for the whole collection
 (it needs every key's evidence) and reaches the fold as configuration. Retractions that
-close nothing come out as a second, tagged output for the quarantine.
+close nothing come out as a second output for the quarantine: the fold yields `(tag,
+row)` pairs split by tag (`pipelines.stage_io.by_tag`; the Dask runner does not tell a
+ParDo's tagged outputs apart), and both writers end in one last step (`end`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
-from apache_beam.io import parquetio
 
 from pipelines.launcher import launch
 from pipelines.options import run_stage
 from pipelines.outcome import StageOutcome
 from pipelines.parquet_io import read_shards
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards, by_tag, end
 from schemas.tables import ASSERTIONS, FACT_INTERVALS
 from stores.data_url import join
 from stores.stage_inputs import (
@@ -51,6 +52,7 @@ from transforms.facts import (
 from transforms.ids import content_id
 from transforms.relation_registry import MULTI, cardinality_rows
 
+FACTS = "facts"
 UNMATCHED = "unmatched"
 
 
@@ -75,55 +77,60 @@ class FoldConfig:
 
 
 class FoldKey(beam.DoFn):
-    """Fold the assertions of one key; unmatched retractions go to the `unmatched` output."""
+    """Fold the assertions of one key: `(FACTS, fact row)` and, for retractions that close
+    nothing, `(UNMATCHED, assertion row)` pairs."""
 
     def __init__(self, cfg: FoldConfig) -> None:
         self._cfg = cfg
 
-    def process(self, keyed: tuple[tuple[str, str], Iterable[dict[str, Any]]]) -> Iterator[Any]:
+    def process(
+        self, keyed: tuple[tuple[str, str], Iterable[dict[str, Any]]]
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
         (_, relation), rows = keyed
         cardinality = self._cfg.cardinality.get(relation, MULTI)
         facts, unmatched = fold_key(
             self._cfg.collection, (Assertion(**r) for r in rows), cardinality
         )
         for fact in facts:
-            yield asdict(fact)
+            yield FACTS, asdict(fact)
         for assertion in unmatched:
-            yield beam.pvalue.TaggedOutput(UNMATCHED, asdict(assertion))
+            yield UNMATCHED, asdict(assertion)
 
 
 class FoldFacts(beam.PTransform):
-    """ASSERTIONS rows -> fact intervals (main output `facts`) and retractions that close
-    nothing (output `unmatched`): key each assertion by (head, relation) under its
-    relation's cardinality, group, fold every key."""
+    """ASSERTIONS rows -> fact intervals (output `FACTS`) and retractions that close
+    nothing (output `UNMATCHED`), a dict of the two: key each assertion by (head,
+    relation) under its relation's cardinality, group, fold every key."""
 
     def __init__(self, cfg: FoldConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, assertions: beam.PCollection) -> beam.pvalue.DoOutputsTuple:
+    def expand(self, assertions: beam.PCollection) -> dict[str, beam.PCollection]:
         cardinality = self.cfg.cardinality
-        return (
+        folded = (
             assertions
             | "Key"
             >> beam.Map(
                 lambda r: (fold_key_of(Assertion(**r), cardinality.get(r["relation"], MULTI)), r)
             )
             | "GroupByKey" >> beam.GroupByKey()
-            | "Fold" >> beam.ParDo(FoldKey(self.cfg)).with_outputs(UNMATCHED, main="facts")
+            | "Fold" >> beam.ParDo(FoldKey(self.cfg))
         )
+        return by_tag(folded, (FACTS, UNMATCHED))
 
 
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: FoldConfig
-) -> beam.pvalue.DoOutputsTuple:
+) -> dict[str, beam.PCollection]:
     """Add the fold to `p`: read assertions, fold, write intervals and rejects."""
-    outputs = p | "ReadAssertions" >> ReadStageInput(input_pattern) | "Fold" >> FoldFacts(cfg)
-    outputs.facts | "WriteFacts" >> parquetio.WriteToParquet(
-        output_prefix, FACT_INTERVALS, file_name_suffix=".parquet"
-    )
-    outputs[UNMATCHED] | "WriteUnmatched" >> parquetio.WriteToParquet(
-        cfg.unmatched_prefix, ASSERTIONS, file_name_suffix=".parquet"
+    read = ReadStageInput(input_pattern)
+    outputs = p | "ReadAssertions" >> read | "Fold" >> FoldFacts(cfg)
+    shards = read.num_files
+    end(
+        outputs[FACTS] | "WriteFacts" >> WriteShards(output_prefix, FACT_INTERVALS, shards),
+        outputs[UNMATCHED]
+        | "WriteUnmatched" >> WriteShards(cfg.unmatched_prefix, ASSERTIONS, shards),
     )
     return outputs
 

@@ -4,12 +4,14 @@ its pipeline on the configured runner, read the sharded output back.
 `launch` runs any stage pipeline over an Arrow table; `run_beam_stage` does so for the
 documents a per-document stage has not processed yet and stores the output for exactly
 those documents (`PendingDocuments`); `run_segment_stage` feeds it the chunks and turns
-of those documents (NER, phrases).
+of those documents (NER, phrases). On the DaskRunner a launch uses the settings'
+scheduler (`dask_address`, which a build's `BuildSettings.dask_cluster` fills in), else a
+LocalCluster started for that one launch (`pipelines.dask_cluster`).
 
 A stage's folder is a location of `stores.data_url`: with a data URL its shards are
 written, read by the runner and read back on the object store, and the pipeline gets
 Beam's S3 options for it; the progress file stays in the workspace folder and reaches
-the pipeline as an option (`pipelines.stage_input`).
+the pipeline as an option (`pipelines.stage_io`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from typing import Any
 import apache_beam as beam
 import pyarrow as pa
 
+from pipelines.dask_cluster import run_pipeline
 from pipelines.outcome import StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards, write_input
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import PROGRESS_FLAG
+from pipelines.stage_io import PROGRESS_FLAG
 from stores.data_url import beam_flags, join
 from stores.stage_inputs import extractable_segments
 from stores.warehouse import WarehouseStore
@@ -71,7 +74,7 @@ def launch(
     its output prefix (`folder/output/part`). Earlier shards of the output and of `outputs`
     (a stage's side outputs) are cleared first; with no input rows nothing runs. The
     progress file `progress` counts the input rows done as the pipeline reads them
-    (`pipelines.stage_input`)."""
+    (`pipelines.stage_io`)."""
     output_prefix = join(folder, "output", "part")
     for prefix in (output_prefix, *outputs):
         clear_shards(prefix)
@@ -79,8 +82,10 @@ def launch(
     if inputs.num_rows:
         input_pattern = write_input(inputs, join(folder, "input"), settings.parquet_shard_rows)
         flags = [*beam_flags(folder), f"{PROGRESS_FLAG}={progress}"]
-        with beam.Pipeline(options=settings.beam_options(flags)) as p:
+        with settings.dask_cluster() as running:
+            p = beam.Pipeline(options=running.beam_options(flags))
             build(p, input_pattern, output_prefix, config)
+            run_pipeline(p)
     return output_prefix
 
 

@@ -3,33 +3,33 @@
 Writes three things under the output prefix (see `output_paths`): `LLM_TRIPLETS` shards
 at the prefix itself, quarantine shards (`LLM_QUARANTINE`) in a `quarantine/` folder
 beside them, and `llm_stats.json`, the summed `LLMStats` of the run (calls, cache hits,
-tokens, ...), which the asset reads back with `read_outputs`.
+tokens, ...), which the asset reads back with `read_outputs`. The three writers end in one
+last step (`pipelines.stage_io.end`), so every runner, Dask's included, runs them all.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import apache_beam as beam
 import pyarrow as pa
-from apache_beam.io import parquetio
 
 from pipelines.launcher import PendingDocuments, run_beam_stage
 from pipelines.options import add_runner_arguments, launch
 from pipelines.outcome import QuarantineRate, StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards, by_tag, end, write_atomically
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
 from stores.data_url import delete, join, read_bytes
 from stores.stage_inputs import llm_segments
 from stores.warehouse import WarehouseStore
 from transforms.llm.config import BACKENDS, LLMConfig, LLMStageConfig
-from transforms.llm.dofn import QUARANTINE_TAG, STATS_TAG, LLMTripletDoFn
+from transforms.llm.dofn import QUARANTINE_TAG, ROWS_TAG, STATS_TAG, LLMTripletDoFn
 from transforms.llm.gate import DEFAULT_PROMPTS, GateConfig
 from transforms.llm.stats import LLMStats, sum_stats
 
@@ -53,26 +53,28 @@ def output_paths(output_prefix: str | Path) -> OutputPaths:
 
 
 class ExtractTriplets(beam.PTransform):
-    """LLM_SEGMENTS rows -> LLM_TRIPLETS rows (main output `rows`), quarantine records of
-    invalid answers (`QUARANTINE_TAG`) and per-batch call counters (`STATS_TAG`): batches
-    through the gated, cached LLM runner."""
+    """Batches of LLM_SEGMENTS rows -> a dict of LLM_TRIPLETS rows (`ROWS_TAG`), quarantine
+    records of invalid answers (`QUARANTINE_TAG`) and per-batch call counters
+    (`STATS_TAG`): each batch through the gated, cached LLM runner."""
 
     def __init__(self, cfg: LLMStageConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, segments: beam.PCollection) -> beam.pvalue.DoOutputsTuple:
-        return (
-            segments
-            | "Batch"
-            >> beam.BatchElements(
-                min_batch_size=self.cfg.min_batch_size, max_batch_size=self.cfg.max_batch_size
-            )
-            | "LLMTriplets"
-            >> beam.ParDo(LLMTripletDoFn(self.cfg)).with_outputs(
-                QUARANTINE_TAG, STATS_TAG, main="rows"
-            )
-        )
+    def expand(self, batches: beam.PCollection) -> dict[str, beam.PCollection]:
+        tagged = batches | "LLMTriplets" >> beam.ParDo(LLMTripletDoFn(self.cfg))
+        return by_tag(tagged, (ROWS_TAG, QUARANTINE_TAG, STATS_TAG))
+
+
+class _WriteStats(beam.DoFn):
+    """Writes the run's summed stats as JSON to one file; yields its path."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def process(self, stats: dict[str, int]) -> Iterator[str]:
+        write_atomically(self.path, json.dumps(stats, sort_keys=True).encode())
+        yield self.path
 
 
 def build(
@@ -80,25 +82,19 @@ def build(
 ) -> beam.PCollection:
     """Add LLM extraction to `p`; returns the triplet rows (also written as Parquet)."""
     paths = output_paths(output_prefix)
-    results = (
-        p
-        | "ReadSegments" >> ReadStageInput(input_pattern)
-        | "ExtractTriplets" >> ExtractTriplets(cfg)
-    )
-    results.rows | "WriteTriplets" >> parquetio.WriteToParquet(
-        str(paths.triplets_prefix), LLM_TRIPLETS, file_name_suffix=".parquet"
-    )
-    results[QUARANTINE_TAG] | "WriteQuarantine" >> parquetio.WriteToParquet(
-        str(paths.quarantine_prefix), LLM_QUARANTINE, file_name_suffix=".parquet"
-    )
-    (
+    read = ReadStageInput(input_pattern, cfg.max_batch_size)
+    results = p | "ReadSegments" >> read | "ExtractTriplets" >> ExtractTriplets(cfg)
+    shards = read.num_files
+    end(
+        results[ROWS_TAG]
+        | "WriteTriplets" >> WriteShards(str(paths.triplets_prefix), LLM_TRIPLETS, shards),
+        results[QUARANTINE_TAG]
+        | "WriteQuarantine" >> WriteShards(str(paths.quarantine_prefix), LLM_QUARANTINE, shards),
         results[STATS_TAG]
-        | "SumStats" >> beam.CombineGlobally(sum_stats)
-        | "StatsJson" >> beam.Map(json.dumps, sort_keys=True)
-        | "WriteStats"
-        >> beam.io.WriteToText(paths.stats_path, shard_name_template="", num_shards=1)
+        | "SumStats" >> beam.CombineGlobally(sum_stats).without_defaults()
+        | "WriteStats" >> beam.ParDo(_WriteStats(str(paths.stats_path))),
     )
-    return results.rows
+    return results[ROWS_TAG]
 
 
 def clear_outputs(output_prefix: str | Path) -> None:

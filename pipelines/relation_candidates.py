@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import apache_beam as beam
-from apache_beam.io import parquetio
 
 from pipelines.launcher import PendingDocuments, run_beam_stage
 from pipelines.options import SpacyStageConfig, run_stage
 from pipelines.outcome import StageOutcome, value_counts
 from pipelines.relation_classifier import ClassifyPairs
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import Batched, ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import RELATION_CANDIDATES
 from stores.stage_inputs import segments_with_mentions
 from stores.warehouse import WarehouseStore
@@ -50,41 +49,34 @@ STAGE = "relation_candidates"
 
 
 class ExtractRelations(beam.PTransform):
-    """Segments with their mentions -> RELATION_CANDIDATES rows: the dependency patterns
-    and issue-state events (spaCy parser) and, when configured, the pair classifier, read
-    the same segments; their candidates are flattened into one collection."""
+    """Batches of segments with their mentions -> RELATION_CANDIDATES rows: the dependency
+    patterns and issue-state events (spaCy parser) and, when configured, the pair
+    classifier, read the same batches; their candidates are flattened into one collection."""
 
     def __init__(self, cfg: RelationStageConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, segments: beam.PCollection) -> beam.PCollection:
+    def expand(self, batches: beam.PCollection) -> beam.PCollection:
         spacy, classifier = self.cfg.spacy, self.cfg.classifier
-        branches = [
-            segments
-            | "DependencyPatterns"
-            >> Batched(
-                DependencyRelationDoFn(spacy.model, spacy.max_batch_size),
-                spacy.min_batch_size,
-                spacy.max_batch_size,
-            )
-        ]
+        patterns = DependencyRelationDoFn(spacy.model, spacy.max_batch_size)
+        branches = [batches | "DependencyPatterns" >> beam.ParDo(patterns)]
         if classifier is not None:
-            branches.append(segments | "ClassifyPairs" >> ClassifyPairs(classifier))
+            branches.append(batches | "ClassifyPairs" >> ClassifyPairs(classifier))
         return branches | "Flatten" >> beam.Flatten()
 
 
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: RelationStageConfig
 ) -> beam.PCollection:
-    """Add relation extraction to `p`: read, run the extractors, write Parquet."""
+    """Add relation extraction to `p`: read in batches (of the spaCy stage's size, which the
+    classifier, when configured, shares), run the extractors, write Parquet."""
+    read = ReadStageInput(input_pattern, cfg.spacy.max_batch_size)
     candidates = (
-        p
-        | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
-        | "ExtractRelations" >> ExtractRelations(cfg)
+        p | "ReadSegmentsWithMentions" >> read | "ExtractRelations" >> ExtractRelations(cfg)
     )
-    candidates | "WriteCandidates" >> parquetio.WriteToParquet(
-        output_prefix, RELATION_CANDIDATES, file_name_suffix=".parquet"
+    candidates | "WriteCandidates" >> WriteShards(
+        output_prefix, RELATION_CANDIDATES, read.num_files
     )
     return candidates
 

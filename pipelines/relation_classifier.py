@@ -6,10 +6,9 @@ import argparse
 from collections.abc import Sequence
 
 import apache_beam as beam
-from apache_beam.io import parquetio
 
 from pipelines.options import add_runner_arguments, launch
-from pipelines.stage_input import Batched, ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import RELATION_CANDIDATES
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import (
@@ -21,30 +20,25 @@ from transforms.relation_classifier.probe import DEFAULT_NAME
 
 
 class ClassifyPairs(beam.PTransform):
-    """Segments with their mentions -> RELATION_CANDIDATES rows of the pair classifier:
-    batches of segments, every entity pair within the window classified."""
+    """Batches of segments with their mentions -> RELATION_CANDIDATES rows of the pair
+    classifier: every entity pair within the window classified."""
 
     def __init__(self, cfg: ClassifierConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, segments: beam.PCollection) -> beam.PCollection:
-        cfg = self.cfg
-        dofn = ClassifierRelationDoFn(cfg)
-        return segments | "Classify" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
+    def expand(self, batches: beam.PCollection) -> beam.PCollection:
+        return batches | "Classify" >> beam.ParDo(ClassifierRelationDoFn(self.cfg))
 
 
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: ClassifierConfig
 ) -> beam.PCollection:
-    """Add relation classification to `p`: read, classify pairs, write Parquet."""
-    candidates = (
-        p
-        | "ReadSegmentsWithMentions" >> ReadStageInput(input_pattern)
-        | "ClassifyPairs" >> ClassifyPairs(cfg)
-    )
-    candidates | "WriteCandidates" >> parquetio.WriteToParquet(
-        output_prefix, RELATION_CANDIDATES, file_name_suffix=".parquet"
+    """Add relation classification to `p`: read in batches, classify pairs, write Parquet."""
+    read = ReadStageInput(input_pattern, cfg.max_batch_size)
+    candidates = p | "ReadSegmentsWithMentions" >> read | "ClassifyPairs" >> ClassifyPairs(cfg)
+    candidates | "WriteCandidates" >> WriteShards(
+        output_prefix, RELATION_CANDIDATES, read.num_files
     )
     return candidates
 

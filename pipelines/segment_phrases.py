@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import apache_beam as beam
-from apache_beam.io import parquetio
 
 from pipelines.launcher import run_segment_stage
 from pipelines.options import SpacyStageConfig, run_stage
 from pipelines.outcome import StageOutcome
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import Batched, ReadStageInput
+from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import SEGMENT_PHRASES
 from stores.warehouse import WarehouseStore
 from transforms.phrases import SpacyPhraseDoFn
@@ -25,31 +24,26 @@ STAGE = "segment_phrases"
 
 
 class ExtractPhrases(beam.PTransform):
-    """Segment rows -> SEGMENT_PHRASES rows: batches through the spaCy tagger, each
-    segment's lemmatised common-noun phrases."""
+    """Batches of segment rows -> SEGMENT_PHRASES rows: each batch through the spaCy
+    tagger, each segment's lemmatised common-noun phrases."""
 
     def __init__(self, cfg: SpacyStageConfig) -> None:
         super().__init__()
         self.cfg = cfg
 
-    def expand(self, segments: beam.PCollection) -> beam.PCollection:
-        cfg = self.cfg
-        dofn = SpacyPhraseDoFn(cfg.model, cfg.max_batch_size)
-        return segments | "NounPhrases" >> Batched(dofn, cfg.min_batch_size, cfg.max_batch_size)
+    def expand(self, batches: beam.PCollection) -> beam.PCollection:
+        dofn = SpacyPhraseDoFn(self.cfg.model, self.cfg.max_batch_size)
+        return batches | "NounPhrases" >> beam.ParDo(dofn)
 
 
 def build(
     p: beam.Pipeline, input_pattern: str, output_prefix: str, cfg: SpacyStageConfig
 ) -> beam.PCollection:
-    """Add phrase extraction to `p`: read segments, extract phrases, write sharded Parquet."""
-    phrases = (
-        p
-        | "ReadSegments" >> ReadStageInput(input_pattern)
-        | "ExtractPhrases" >> ExtractPhrases(cfg)
-    )
-    phrases | "WritePhrases" >> parquetio.WriteToParquet(
-        output_prefix, SEGMENT_PHRASES, file_name_suffix=".parquet"
-    )
+    """Add phrase extraction to `p`: read segments in batches, extract phrases, write
+    sharded Parquet."""
+    read = ReadStageInput(input_pattern, cfg.max_batch_size)
+    phrases = p | "ReadSegments" >> read | "ExtractPhrases" >> ExtractPhrases(cfg)
+    phrases | "WritePhrases" >> WriteShards(output_prefix, SEGMENT_PHRASES, read.num_files)
     return phrases
 
 

@@ -7,11 +7,13 @@ launchpad, `kgmem.toml` and the command line set the same fields)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from pipelines.dask_cluster import scheduler_for
 from pipelines.options import DEFAULT_RUNNER, NerBackendConfig, SpacyStageConfig, pipeline_options
 from pipelines.parquet_io import DEFAULT_SHARD_ROWS
 from transforms.embedding import DEFAULT_ENCODER, PACKAGED_E5
@@ -73,8 +75,13 @@ class BuildSettings(BaseModel):
     )
     beam_runner: str = Field(
         DEFAULT_RUNNER,
-        description="Beam runner: DirectRunner, PrismRunner, PortableRunner, FlinkRunner, "
-        "SparkRunner, DataflowRunner (runner-specific options go in beam_flags)",
+        description="Beam runner: DirectRunner, DaskRunner, PrismRunner, PortableRunner, "
+        "FlinkRunner, SparkRunner, DataflowRunner (runner-specific options go in beam_flags)",
+    )
+    dask_address: str | None = Field(
+        None,
+        description="DaskRunner: address of the dask.distributed scheduler (tcp://host:8786); "
+        "unset: a LocalCluster of beam_workers processes is started for the build",
     )
     direct_running_mode: str = Field(
         "in_memory", description="DirectRunner mode: in_memory, multi_threading, multi_processing"
@@ -85,12 +92,13 @@ class BuildSettings(BaseModel):
     beam_workers: int | None = Field(
         None,
         description="DirectRunner workers (direct_num_workers) in multi_threading or "
-        "multi_processing mode; unset or 0: one per CPU",
+        "multi_processing mode, or the worker processes of the DaskRunner's LocalCluster; "
+        "unset or 0: one per CPU",
     )
     parquet_shard_rows: int = Field(
         DEFAULT_SHARD_ROWS, description="rows per Parquet input shard handed to a Beam stage"
     )
-    batch_size: int = Field(64, description="segments per model batch")
+    batch_size: int = Field(64, description="segments per model batch (NER, phrases, parse)")
     relation_aliases: dict[str, str] = Field(
         default_factory=lambda: alias_config(DEFAULT_ALIASES),
         description="raw relation -> canonical relation; 'retract:REL' marks a retraction of REL",
@@ -187,7 +195,23 @@ class BuildSettings(BaseModel):
             self.direct_running_mode,
             [*stage_flags, *self.beam_flags],
             self.beam_workers,
+            self.dask_address,
         )
+
+    @contextmanager
+    def dask_cluster(self) -> Iterator[BuildSettings]:
+        """These settings for the duration of a build or a stage launch: unchanged unless
+        they choose the DaskRunner without naming a scheduler; then a `LocalCluster` of
+        `beam_workers` processes is started for the duration and the settings yielded
+        name it in `dask_address` (`pipelines.dask_cluster` says why that cluster)."""
+        with scheduler_for(
+            self.beam_runner, self.dask_address, self.beam_flags, self.beam_workers
+        ) as address:
+            if address == self.dask_address:
+                yield self
+            else:  # a new instance: Dagster builds a resource from its construction values
+                fields = {name: getattr(self, name) for name in BuildSettings.model_fields}
+                yield type(self)(**{**fields, "dask_address": address})
 
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
         """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless
@@ -268,13 +292,12 @@ class BuildSettings(BaseModel):
         """Config of the NER stage: backend, model, batch bounds and device."""
         spacy_default = self.spacy_model if self.ner_backend == SPACY_BACKEND else None
         return NerBackendConfig(
-            self.ner_backend,
-            self.ner_model or spacy_default,
-            max(1, self.batch_size // 4),
-            self.batch_size,
-            self.device,
+            backend=self.ner_backend,
+            model=self.ner_model or spacy_default,
+            max_batch_size=self.batch_size,
+            device=self.device,
         )
 
     def spacy_stage(self) -> SpacyStageConfig:
         """Config of the spaCy-backed Beam stages."""
-        return SpacyStageConfig(self.spacy_model, max(1, self.batch_size // 4), self.batch_size)
+        return SpacyStageConfig(model=self.spacy_model, max_batch_size=self.batch_size)

@@ -85,6 +85,24 @@ def segments_with_mentions(
     return warehouse.fetch(SEGMENTS_WITH_MENTIONS_SQL, params).cast(SEGMENT_WITH_MENTIONS)
 
 
+def join_mentions(segments: pa.Table, mentions: pa.Table, collection: str) -> pa.Table:
+    """The relation stage's input rows (SEGMENT_WITH_MENTIONS) of SEGMENTS rows and their
+    ENTITY_MENTIONS rows held in memory, by the stage's own SQL over all their documents:
+    for runs of the stages outside a workspace (benchmarks, tests)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register("segments", segments)
+        con.register("entity_mentions", mentions)
+        doc_ids = sorted(set(segments.column("doc_id").to_pylist()))
+        params = {"collection": collection, "kinds": list(EXTRACTABLE_KINDS), "doc_ids": doc_ids}
+        table = con.sql(SEGMENTS_WITH_MENTIONS_SQL, params=params).to_arrow_table()
+    finally:
+        con.close()
+    return table.cast(SEGMENT_WITH_MENTIONS)
+
+
 SHIFTED = {"char_start": "m.char_start + p.shift", "char_end": "m.char_end + p.shift"}
 """A turn's mention offsets moved into its session's text."""
 LLM_SEGMENTS_SQL = f"""

@@ -135,8 +135,9 @@ def _label_ids(classifier: TokenClassifier, encoding: Any, window_batch: int) ->
 class HfNerModelHandler(ModelHandler[str, PredictionResult, TokenClassifier]):
     """Beam model handler: segment texts in, `PredictionResult(text, list[EntitySpan])` out.
 
-    Batch bounds go to `RunInference`'s `BatchElements`; `max_batch_size` also bounds the
-    windows per forward pass. `model_tag` (`hf:<model>`) is each result's `model_id`.
+    Batch bounds go to `RunInference`'s `BatchElements` where it batches (the NER stage hands
+    it whole batches instead, `with_no_batching`); `max_batch_size` also bounds the windows
+    per forward pass. `model_tag` (`hf:<model>`) is each result's `model_id`.
     """
 
     def __init__(

@@ -1,8 +1,9 @@
 """Named-entity mention rows of segments: spaCy as a pure function and as a Beam DoFn, and
 the rows of spans found by a Hugging Face token classifier (`transforms.hf_ner`).
 
-The spaCy DoFn loads the model once per worker in `setup` and receives batches (from
-`beam.BatchElements`), so spaCy's `nlp.pipe` batching does the heavy lifting. Mentions of
+The spaCy DoFn loads the model once per worker in `setup` and receives batches of segments
+(the stage makes them as it reads its input), so spaCy's `nlp.pipe` batching does the heavy
+lifting. Mentions of
 either backend keep exact char spans into the segment and into the document, the model's
 own label, its KGERMAR type and the `backend:model` that found them.
 """

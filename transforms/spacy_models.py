@@ -73,7 +73,8 @@ def _load(model: str, vocab: Vocab | None) -> Language:
 
 class SpacyBatchDoFn(beam.DoFn):
     """Base of the spaCy Beam DoFns: loads the model once per worker in `setup` with the
-    subclass's `COMPONENTS`, and hands each batch (from `beam.BatchElements`) to `run`."""
+    subclass's `COMPONENTS`, and hands each batch of rows (an element of the stage's input,
+    which is read in batches) to `run`."""
 
     COMPONENTS: tuple[str, ...] = ()
 

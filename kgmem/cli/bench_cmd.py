@@ -9,6 +9,8 @@
                             [--work DIR]  (see cli/bench_reliability.py)
     kgmem bench backfill [--partitions 4] [--partition-documents 30] [--concurrency 1,2]
                          [--home DIR]  (see cli/bench_backfill.py)
+    kgmem bench runners [--workers 1,2,4] [--documents 200] [--json-out FILE]
+                        [--work DIR]  (see cli/bench_runners.py)
 
 extraction: each backend runs in its Beam stage and alone on the same segments in this
 process; the ratio is the stage's throughput over the bare model's.
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from kgmem.cli import bench_backfill, bench_build, bench_reliability
+from kgmem.cli import bench_backfill, bench_build, bench_reliability, bench_runners
 from kgmem.cli.common import add_home, console, out
 
 if TYPE_CHECKING:
@@ -39,12 +41,14 @@ if TYPE_CHECKING:
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
-        help="measure extraction throughput, retrieval latency or build cost",
+        help="measure extraction throughput, retrieval latency, build cost, reliability or "
+        "Beam runner scaling",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument(
-        "suite", choices=["extraction", "retrieval", "build", "reliability", "backfill"]
+        "suite",
+        choices=["extraction", "retrieval", "build", "reliability", "backfill", "runners"],
     )
     bench.add_argument("--segments", type=int, default=400, help="segments for NER and relations")
     bench.add_argument("--llm-segments", type=int, default=0, help="chunks for the LLM (0: skip)")
@@ -62,6 +66,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench_build.add_arguments(bench)
     bench_reliability.add_arguments(bench)
     bench_backfill.add_arguments(bench)
+    bench_runners.add_arguments(bench)
     return bench
 
 
@@ -74,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return bench_reliability.run(args)
     if args.suite == "backfill":
         return bench_backfill.run(args)
+    if args.suite == "runners":
+        return bench_runners.run(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)

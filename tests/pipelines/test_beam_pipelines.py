@@ -105,9 +105,7 @@ def _hf_mentions_are_exact(texts: list[str], model_tag: str):
 
 def test_hf_ner_pipeline_runs_inference_in_batches_with_segment_keys(tmp_path: Path):
     model = build_tiny_ner_model(tmp_path / "model")
-    cfg = NerBackendConfig(
-        backend="hf", model=model, device="cpu", min_batch_size=2, max_batch_size=2
-    )
+    cfg = NerBackendConfig(backend="hf", model=model, device="cpu", max_batch_size=2)
     p = TestPipeline()
     mentions = entity_mentions.build(p, _segments(tmp_path, HF_TEXTS), str(tmp_path / "m"), cfg)
     assert_that(mentions, _hf_mentions_are_exact(HF_TEXTS, f"hf:{model}"))

@@ -1,18 +1,23 @@
 """Beam runners from configuration: options built for every runner, sharded Parquet inputs,
 models shared per worker, and the extraction pipeline (entity mentions, then relation
 candidates) giving the same rows on the in-memory DirectRunner, the multi-processing
-DirectRunner and Prism (when its binary is on disk; it cannot be downloaded offline)."""
+DirectRunner, Prism (when its binary is on disk; it cannot be downloaded offline) and
+Beam's Dask runner on a `LocalCluster` of two worker processes, where every other stage
+(phrases, the fact fold, LLM triplets, Hugging Face NER, the pair classifier) gives the
+in-memory rows too and each worker loads a model once."""
 
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import pickle
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -26,11 +31,21 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
     WorkerOptions,
 )
+from apache_beam.runners.dask.dask_runner import DaskOptions
 from apache_beam.runners.runner import create_runner
+from distributed import Client
 
 from dagster_project.resources import PipelineSettings
 from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
-from pipelines import entity_mentions, relation_candidates
+from pipelines import (
+    entity_mentions,
+    fact_versions,
+    llm_triplets,
+    relation_candidates,
+    relation_classifier,
+    segment_phrases,
+)
+from pipelines.dask_cluster import DASK_RUNNER_IMPL, local_cluster
 from pipelines.options import (
     DIRECT_RUNNER_IMPL,
     add_runner_arguments,
@@ -39,16 +54,25 @@ from pipelines.options import (
 )
 from pipelines.parquet_io import read_shards, write_input
 from pipelines.prism import offline_prism_binary, prism_release_name
+from pipelines.runner_modes import DASK_RUNNER
 from schemas.tables import (
+    ASSERTIONS,
     ENTITY_MENTIONS,
-    EXTRACTABLE_KINDS,
+    FACT_INTERVALS,
     RELATION_CANDIDATES,
-    SEGMENT_WITH_MENTIONS,
+    SEGMENT_PHRASES,
     SEGMENTS,
 )
-from stores.stage_inputs import SEGMENTS_WITH_MENTIONS_SQL
+from stores.stage_inputs import join_mentions
+from tests.pipelines.test_fact_versions import assertion_rows
+from tests.pipelines.test_llm_pipeline import responder, segments_file
+from tests.tiny_models import save_tiny_bert
+from tests.transforms.llm.fake_openai_server import FakeChatServer
+from tests.transforms.test_hf_ner import build_tiny_ner_model
+from tests.transforms.test_relation_classifier_hf import LABELS as RE_LABELS
 from transforms.relation_classifier import candidates as classifier_candidates
 from transforms.relation_classifier.candidates import ClassifierConfig, ClassifierRelationDoFn
+from transforms.spacy_models import load_spacy
 
 # --- options ---------------------------------------------------------------------------
 
@@ -242,19 +266,6 @@ def _segments() -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SEGMENTS)
 
 
-def _with_mentions(segments: pa.Table, mentions: pa.Table) -> pa.Table:
-    """The relation stage's input, by the asset's own SQL."""
-    con = duckdb.connect()
-    con.register("segments", segments)
-    con.register("entity_mentions", mentions)
-    params = {"collection": "c", "kinds": list(EXTRACTABLE_KINDS), "doc_ids": ["d0", "d1", "d2"]}
-    return (
-        con.sql(SEGMENTS_WITH_MENTIONS_SQL, params=params)
-        .to_arrow_table()
-        .cast(SEGMENT_WITH_MENTIONS)
-    )
-
-
 def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int]:
     """Run NER then relations with `runner`; sorted rows of both, and NER output shards."""
     segments = _segments()
@@ -262,7 +273,7 @@ def _extract(root: Path, runner: str, flags: list[str]) -> tuple[list, list, int
     ner_in = write_input(segments, root / "ner_in", SHARD_ROWS)
     entity_mentions.main(["--input", ner_in, "--output", str(root / "ner_out" / "part"), *common])
     mentions = read_shards(root / "ner_out" / "part", ENTITY_MENTIONS)
-    rel_in = write_input(_with_mentions(segments, mentions), root / "rel_in", SHARD_ROWS)
+    rel_in = write_input(join_mentions(segments, mentions, "c"), root / "rel_in", SHARD_ROWS)
     relation_candidates.main(
         ["--input", rel_in, "--output", str(root / "rel_out" / "part"), *common]
     )
@@ -290,7 +301,7 @@ def test_multi_processing_direct_runner_matches_in_memory(tmp_path: Path, in_mem
     flags = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
     mentions, candidates, shards = _extract(tmp_path, "DirectRunner", flags)
     assert (mentions, candidates) == in_memory[:2]
-    assert shards >= 2, "two worker processes each wrote their own output shard"
+    assert shards == in_memory[2] > 1, "one output shard per input shard at most (WriteShards)"
 
 
 def test_prism_runner_matches_in_memory(tmp_path: Path, in_memory):
@@ -306,3 +317,150 @@ def test_prism_runner_matches_in_memory(tmp_path: Path, in_memory):
     flags = [f"--prism_location={binary}", "--environment_type=LOOPBACK"]
     mentions, candidates, _ = _extract(tmp_path, "PrismRunner", flags)
     assert (mentions, candidates) == in_memory[:2]
+
+
+# --- Beam's Dask runner on a LocalCluster of two worker processes ------------------------
+
+
+@pytest.fixture(scope="module")
+def dask_cluster() -> Iterator[tuple[str, Client]]:
+    """A LocalCluster of two worker processes (one thread each), as `local_cluster` starts
+    for a build, and a client to ask its workers questions."""
+    with local_cluster(2) as address, Client(address) as client:
+        yield address, client
+
+
+def _dask(address: str) -> list[str]:
+    return [f"--runner={DASK_RUNNER}", f"--dask_client_address={address}"]
+
+
+def test_dask_runner_settings_name_the_scheduler_and_one_split_per_partition():
+    build = argparse.ArgumentParser()
+    add_beam_arguments(build)
+    parsed = build.parse_args(["--beam-runner=DaskRunner", "--dask-address=tcp://s:8786"])
+    options = PipelineSettings(**beam_overrides(parsed)).beam_options()
+    assert options.view_as(StandardOptions).runner == DASK_RUNNER_IMPL
+    dask = options.view_as(DaskOptions).get_all_options(drop_default=True, current_only=True)
+    assert dask == {"address": "tcp://s:8786", "partition_size": 1}
+    mine = pipeline_options("DaskRunner", extra_flags=["--dask_npartitions=8"])
+    dask = mine.view_as(DaskOptions).get_all_options(drop_default=True, current_only=True)
+    assert dask == {"npartitions": 8}, "a pass-through partitioning flag replaces kgmem's"
+    flags = ["--dask_scheduler_file=/s.json"]
+    with PipelineSettings(beam_runner="DaskRunner", beam_flags=flags).dask_cluster() as same:
+        assert same.dask_address is None, "a scheduler file names the scheduler: no cluster"
+    with PipelineSettings().dask_cluster() as direct:
+        assert direct.dask_address is None
+
+
+def test_dask_cluster_has_two_separate_worker_processes(dask_cluster):
+    _, client = dask_cluster
+    pids = client.run(os.getpid)
+    assert len(pids) == 2 and len(set(pids.values())) == 2
+    assert os.getpid() not in pids.values()
+    assert client.run(lambda: threading.active_count() > 0)  # the workers answer
+
+
+def _spacy_loads() -> tuple[int, int]:
+    """(loads, cache hits) of `load_spacy` in this process: run on each worker."""
+    info = load_spacy.cache_info()
+    return info.misses, info.hits
+
+
+def test_dask_workers_load_a_model_once_however_many_bundles(tmp_path: Path, dask_cluster):
+    """Beam's Dask runner calls a DoFn's `setup` for every partition (bundle); the spaCy
+    loader's process cache makes that at most one load per worker: four input shards are
+    four partitions and four `setup` calls, of which at most one per worker loads (none
+    where an earlier test of the module loaded the model already)."""
+    address, client = dask_cluster
+    pattern = write_input(_segments(), tmp_path / "in", SHARD_ROWS)
+    partitions = len(glob.glob(pattern))
+    before = client.run(_spacy_loads)
+    entity_mentions.main(["--input", pattern, "--output", str(tmp_path / "o"), *_dask(address)])
+    after = client.run(_spacy_loads)
+    loads = {w: (after[w][0] - before[w][0], after[w][1] - before[w][1]) for w in after}
+    assert partitions == 4
+    assert sum(misses + hits for misses, hits in loads.values()) == partitions, loads
+    assert all(misses <= 1 for misses, _ in loads.values()), loads
+
+
+def test_dask_runner_matches_in_memory(tmp_path: Path, in_memory, dask_cluster):
+    mentions, candidates, shards = _extract(tmp_path, "DaskRunner", _dask(dask_cluster[0])[1:])
+    assert (mentions, candidates, shards) == in_memory
+
+
+def _stage_rows(
+    root: Path, main: Callable[[list[str]], None], inputs: pa.Table, schema: pa.Schema,
+    argv: list[str], flags: list[str],
+) -> list[tuple]:  # fmt: skip
+    """The sorted output rows of a stage's command line `main` over `inputs`."""
+    pattern = write_input(inputs, root / "in", SHARD_ROWS)
+    main(["--input", pattern, "--output", str(root / "out" / "part"), *argv, *flags])
+    return _sorted(read_shards(root / "out" / "part", schema))
+
+
+def _in_memory_and_dask(tmp_path: Path, address: str, *stage: Any) -> tuple[list, list]:
+    direct = _stage_rows(tmp_path / "direct", *stage, [])
+    dask = _stage_rows(tmp_path / "dask", *stage, _dask(address))
+    return direct, dask
+
+
+def test_dask_runner_phrases_match_in_memory(tmp_path: Path, dask_cluster):
+    stage = (segment_phrases.main, _segments(), SEGMENT_PHRASES, [])
+    direct, dask = _in_memory_and_dask(tmp_path, dask_cluster[0], *stage)
+    assert direct and dask == direct
+
+
+def test_dask_runner_hf_ner_matches_in_memory(tmp_path: Path, dask_cluster):
+    model = build_tiny_ner_model(tmp_path / "model")
+    argv = ["--backend", "hf", "--model", model, "--device", "cpu"]
+    stage = (entity_mentions.main, _segments(), ENTITY_MENTIONS, argv)
+    direct, dask = _in_memory_and_dask(tmp_path, dask_cluster[0], *stage)
+    assert direct and dask == direct
+
+
+def test_dask_runner_pair_classifier_matches_in_memory(tmp_path: Path, in_memory, dask_cluster):
+    from transformers import BertForSequenceClassification
+
+    model = save_tiny_bert(BertForSequenceClassification, RE_LABELS, tmp_path, RE_LABELS[3], 5.0)
+    mentions = pa.Table.from_pylist([dict(m) for m in in_memory[0]], schema=ENTITY_MENTIONS)
+    inputs = join_mentions(_segments(), mentions, "c")
+    argv = ["--backend", "hf", "--model", str(model)]
+    stage = (relation_classifier.main, inputs, RELATION_CANDIDATES, argv)
+    direct, dask = _in_memory_and_dask(tmp_path, dask_cluster[0], *stage)
+    assert direct and dask == direct
+
+
+def test_dask_runner_fold_matches_in_memory(tmp_path: Path, dask_cluster):
+    rows, cardinality = assertion_rows()
+    assertions = pa.Table.from_pylist(rows, schema=ASSERTIONS)
+    outputs = {}
+    for root, flags in (("direct", []), ("dask", _dask(dask_cluster[0]))):
+        unmatched = tmp_path / root / "unmatched" / "part"
+        argv = ["--collection", "c", "--unmatched", str(unmatched)]
+        argv += ["--cardinality", json.dumps(cardinality)]
+        stage = (fact_versions.main, assertions, FACT_INTERVALS, argv, flags)
+        outputs[root] = (
+            _stage_rows(tmp_path / root, *stage),
+            _sorted(read_shards(unmatched, ASSERTIONS)),
+        )
+    assert outputs["direct"][0] and outputs["direct"][1], "facts and a lone retraction"
+    assert outputs["dask"] == outputs["direct"]
+
+
+def test_dask_runner_llm_triplets_match_in_memory(tmp_path: Path, dask_cluster):
+    server = FakeChatServer(responder).start()
+    try:
+        runs = {}
+        for root, flags in (("direct", []), ("dask", _dask(dask_cluster[0]))):
+            prefix = tmp_path / root / "out" / "part"
+            prefix.parent.mkdir(parents=True)
+            argv = ["--input", segments_file(tmp_path / root), "--output", str(prefix)]
+            argv += ["--cache", str(tmp_path / root / "cache.duckdb"), "--backend", "openai"]
+            argv += ["--model", "m", "--base-url", server.base_url, *flags]
+            llm_triplets.main(argv)
+            triplets, quarantine, stats = llm_triplets.read_outputs(prefix)
+            runs[root] = (_sorted(triplets), _sorted(quarantine), stats.as_dict())
+    finally:
+        server.stop()
+    assert runs["direct"][0] and runs["direct"][1] and runs["direct"][2]["llm_calls"] == 3
+    assert runs["dask"] == runs["direct"]

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.fact_versions import UNMATCHED, FoldConfig, build
+from pipelines.fact_versions import FACTS, UNMATCHED, FoldConfig, build
 from schemas.tables import ASSERTIONS
 from tests.transforms.fact_fold import fold_facts
 from transforms.facts import cardinality_decisions, to_assertions
@@ -32,23 +32,29 @@ def _candidates(seed: int) -> tuple[list[dict], dict]:
     return cands, observed
 
 
-def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
-    cands, observed = _candidates(7)
+def assertion_rows(seed: int = 7) -> tuple[list[dict], dict[str, str]]:
+    """The ASSERTIONS rows of seeded random candidates in a shuffled order, and the
+    effective cardinality of each relation (what the stage hands the fold)."""
+    cands, observed = _candidates(seed)
     registry = RelationRegistry()
-    expected, rejected, _ = fold_facts("c", cands, observed, registry)
     assertions, _ = to_assertions("c", cands, observed, registry)
     decisions = cardinality_decisions(assertions, registry)
     rows = [asdict(a) for a in assertions]
     random.Random(3).shuffle(rows)
+    return rows, {r: d.effective for r, d in decisions.items()}
+
+
+def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
+    cands, observed = _candidates(7)
+    expected, rejected, _ = fold_facts("c", cands, observed, RelationRegistry())
+    rows, cardinality = assertion_rows(7)
     for shard in range(3):  # three shards in a shuffled order
         part = pa.Table.from_pylist(rows[shard::3], schema=ASSERTIONS)
         pq.write_table(part, tmp_path / f"in-{shard}.parquet")
-    cfg = FoldConfig(
-        "c", str(tmp_path / "unmatched"), {r: d.effective for r, d in decisions.items()}
-    )
+    cfg = FoldConfig("c", str(tmp_path / "unmatched"), cardinality)
     with TestPipeline() as p:
         outputs = build(p, str(tmp_path / "in-*.parquet"), str(tmp_path / "facts"), cfg)
-        facts = outputs.facts | "FactKey" >> beam.Map(_fact_key)
+        facts = outputs[FACTS] | "FactKey" >> beam.Map(_fact_key)
         assert_that(facts, equal_to([_fact_key(asdict(f)) for f in expected]))
         unmatched = outputs[UNMATCHED] | "Segment" >> beam.Map(lambda a: a["segment_id"])
         refs = [r.record_ref.removeprefix("segment ") for r in rejected]

@@ -42,7 +42,8 @@ SEGMENTS = [
 ]
 
 
-def _responder(body):
+def responder(body):
+    """The fake server's answer: the first entity pair, or broken JSON for "BROKEN"."""
     if "BROKEN" in body["messages"][-1]["content"]:
         return 200, chat_response('{"facts": [')
     return first_pair_responder(body)
@@ -50,12 +51,13 @@ def _responder(body):
 
 @pytest.fixture
 def server() -> Iterator[FakeChatServer]:
-    server = FakeChatServer(_responder).start()
+    server = FakeChatServer(responder).start()
     yield server
     server.stop()
 
 
-def _input(tmp_path: Path) -> str:
+def segments_file(tmp_path: Path) -> str:
+    """`SEGMENTS` as an LLM_SEGMENTS Parquet file under `tmp_path`; its path."""
     pq.write_table(pa.Table.from_pylist(SEGMENTS, schema=LLM_SEGMENTS), tmp_path / "in.parquet")
     return str(tmp_path / "in.parquet")
 
@@ -77,7 +79,8 @@ def test_pipeline_writes_rows_quarantine_and_stats_and_reruns_from_cache(tmp_pat
         assert found == expected
 
     p = TestPipeline()
-    assert_that(llm_triplets.build(p, _input(tmp_path), str(prefix), _cfg(tmp_path, server)), check)
+    segments = segments_file(tmp_path)
+    assert_that(llm_triplets.build(p, segments, str(prefix), _cfg(tmp_path, server)), check)
     result = p.run()
     result.wait_until_finish()
     query = MetricsFilter().with_namespace(METRICS_NAMESPACE)
@@ -103,9 +106,7 @@ def test_pipeline_writes_rows_quarantine_and_stats_and_reruns_from_cache(tmp_pat
 
     llm_triplets.clear_outputs(prefix)
     with TestPipeline() as p:
-        assert_that(
-            llm_triplets.build(p, _input(tmp_path), str(prefix), _cfg(tmp_path, server)), check
-        )
+        assert_that(llm_triplets.build(p, segments, str(prefix), _cfg(tmp_path, server)), check)
     again, quarantine_again, stats = llm_triplets.read_outputs(prefix)
     assert len(server.requests) == 3, "a re-run makes zero calls"
     assert (stats.llm_calls, stats.cache_hits, stats.prompt_tokens) == (0, 3, 0)
@@ -118,7 +119,7 @@ def test_pipeline_writes_rows_quarantine_and_stats_and_reruns_from_cache(tmp_pat
 def test_command_line_builds_with_prompt_overrides(tmp_path, server):
     prefix = tmp_path / "cli" / "part"
     argv = [
-        "--input", _input(tmp_path), "--output", str(prefix),
+        "--input", segments_file(tmp_path), "--output", str(prefix),
         "--cache", str(tmp_path / "cache.duckdb"),
         "--backend", "openai", "--model", "m", "--base-url", server.base_url,
         "--prompt", "turn=memorai_triplets/v1", "--prompt", "chunk=",

@@ -1,5 +1,6 @@
 """Each stage's Beam composite on in-memory rows (TestPipeline, no files): what it makes of
-its input, step by step as `expand()` names them."""
+its input, step by step as `expand()` names them. The model stages take batches of rows
+(`pipelines.stage_io` makes them as it reads), the fold takes rows."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.entity_mentions import ExtractMentions
-from pipelines.fact_versions import UNMATCHED, FoldConfig, FoldFacts
+from pipelines.fact_versions import FACTS, UNMATCHED, FoldConfig, FoldFacts
 from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.relation_candidates import ExtractRelations, RelationStageConfig
 from pipelines.segment_phrases import ExtractPhrases
@@ -32,7 +33,7 @@ SEGMENT = {
 
 def test_extract_mentions_finds_the_names_with_their_spans():
     with TestPipeline() as p:
-        mentions = p | beam.Create([SEGMENT]) | ExtractMentions(NerBackendConfig())
+        mentions = p | beam.Create([[SEGMENT]]) | ExtractMentions(NerBackendConfig())
         spans = mentions | beam.Map(lambda m: (m["text"], m["char_start"], m["char_end"]))
         expected = [(name, TEXT.index(name), TEXT.index(name) + len(name))
                     for name in ("Priya Natarajan", "Rotterdam")]  # fmt: skip
@@ -42,7 +43,7 @@ def test_extract_mentions_finds_the_names_with_their_spans():
 def test_extract_phrases_keeps_common_noun_phrases():
     segment = {**SEGMENT, "text": "The support group met after the printer firmware update."}
     with TestPipeline() as p:
-        phrases = p | beam.Create([segment]) | ExtractPhrases(SpacyStageConfig())
+        phrases = p | beam.Create([[segment]]) | ExtractPhrases(SpacyStageConfig())
         assert_that(phrases | beam.Map(lambda r: r["phrase"]), _contains(["support group"]))
 
 
@@ -56,7 +57,7 @@ def test_extract_relations_reads_a_located_in_pattern():
     ]  # fmt: skip
     segment = {**SEGMENT, "text": text, "context_device": None, "mentions": mentions}
     with TestPipeline() as p:
-        found = p | beam.Create([segment]) | ExtractRelations(RelationStageConfig())
+        found = p | beam.Create([[segment]]) | ExtractRelations(RelationStageConfig())
         triples = found | beam.Map(lambda c: (c["head_text"], c["tail_text"]))
         assert_that(triples, _contains([("Harborview Office", "Rotterdam")]))
 
@@ -73,7 +74,7 @@ def test_fold_facts_closes_a_single_valued_fact_and_sets_aside_a_lone_retraction
             assertion("s2", "oslo", 9, negated=True)]  # fmt: skip
     with TestPipeline() as p:
         outputs = p | beam.Create(rows) | FoldFacts(FoldConfig("c", "", {"live_in": "single"}))
-        intervals = outputs.facts | beam.Map(
+        intervals = outputs[FACTS] | beam.Map(
             lambda f: (f["tail_entity_id"], f["valid_from"].month,
                        f["valid_to"].month if f["valid_to"] else None)
         )  # fmt: skip

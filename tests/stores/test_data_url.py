@@ -12,7 +12,7 @@ import pytest
 from pipelines.launcher import launch
 from pipelines.parquet_io import clear_shards, read_shards
 from pipelines.settings import BuildSettings
-from pipelines.stage_input import ReadStageInput
+from pipelines.stage_io import ReadStageInput
 from stores.data_url import check_reachable, delete
 from stores.graph_index import (
     MANIFEST,

@@ -120,7 +120,7 @@ def test_pipeline_writes_classified_candidates(tiny_model: Path, tmp_path: Path)
             ("pair_window", f"classifier/hf:{tiny_model}")
         }
 
-    cfg = ClassifierConfig(backend="hf", model=str(tiny_model), min_batch_size=1)
+    cfg = ClassifierConfig(backend="hf", model=str(tiny_model), max_batch_size=2)
     with TestPipeline() as p:
         out = relation_classifier.build(p, _input(tmp_path), str(tmp_path / "out" / "r"), cfg)
         assert_that(out, check)

@@ -73,12 +73,11 @@ class LLMConfig:
 @dataclass(frozen=True)
 class LLMStageConfig:
     """Everything the `llm_triplets` pipeline needs: the LLM, the gate, the cache file
-    (a DuckDB database of its own, see `transforms.llm.cache`), the batch bounds of
-    `beam.BatchElements` and the fuzzy threshold of entity matching."""
+    (a DuckDB database of its own, see `transforms.llm.cache`), the segments per batch
+    and the fuzzy threshold of entity matching."""
 
     cache_path: str
     llm: LLMConfig = field(default_factory=LLMConfig)
     gate: GateConfig = field(default_factory=GateConfig)
-    min_batch_size: int = 4
     max_batch_size: int = 16
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD

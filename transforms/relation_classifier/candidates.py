@@ -54,7 +54,6 @@ class ClassifierConfig:
     home: str | None = None
     window: int = DEFAULT_WINDOW
     min_confidence: float = 0.0
-    min_batch_size: int = 8
     max_batch_size: int = 32
     label_map: Mapping[str, tuple[str, bool]] = field(default_factory=lambda: TACRED_TO_KGERMAR)
     markers: tuple[str, ...] = DEFAULT_MARKERS
