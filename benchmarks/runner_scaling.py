@@ -38,7 +38,7 @@ import pyarrow as pa
 from benchmarks.corpus_generator import generate_collection
 from pipelines import entity_mentions, relation_candidates, segment_phrases
 from pipelines.dask_cluster import local_cluster
-from pipelines.launcher import launch
+from pipelines.launcher import BuildFn, launch
 from pipelines.parquet_io import read_shards
 from pipelines.relation_candidates import RelationStageConfig
 from pipelines.runner_modes import DASK_RUNNER, DEFAULT_RUNNER
@@ -52,6 +52,7 @@ from schemas.tables import (
 )
 from stores.stage_inputs import join_mentions
 from transforms.loaders import load_inputs
+from transforms.progress import stage_progress_file
 from transforms.segmenting import segment_documents
 
 COLLECTION = "bench"
@@ -114,13 +115,16 @@ def run_stages(segments: pa.Table, settings: BuildSettings, work: Path) -> dict[
     """NER, phrases and relation candidates over `segments` with `settings`, as a build
     launches them; their output rows, sorted."""
     spacy = settings.spacy_stage()
-    ner = launch(entity_mentions.build, segments, work / "ner", settings, settings.ner_stage())
+
+    def stage(build: BuildFn, rows: pa.Table, name: str, config: object) -> str:
+        folder = work / name
+        return launch(build, rows, str(folder), stage_progress_file(folder), settings, config)
+
+    ner = stage(entity_mentions.build, segments, "ner", settings.ner_stage())
     mentions = read_shards(ner, ENTITY_MENTIONS)
-    phrases = launch(segment_phrases.build, segments, work / "phrases", settings, spacy)
+    phrases = stage(segment_phrases.build, segments, "phrases", spacy)
     pairs = join_mentions(segments, mentions, COLLECTION)
-    candidates = launch(
-        relation_candidates.build, pairs, work / "relations", settings, RelationStageConfig(spacy)
-    )
+    candidates = stage(relation_candidates.build, pairs, "relations", RelationStageConfig(spacy))
     outputs = {
         "entity_mentions": mentions,
         "segment_phrases": read_shards(phrases, SEGMENT_PHRASES),
