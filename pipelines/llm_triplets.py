@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
@@ -23,7 +24,15 @@ from pipelines.options import add_runner_arguments, launch
 from pipelines.outcome import QuarantineRate, StageOutcome
 from pipelines.parquet_io import clear_shards, read_shards
 from pipelines.settings import BuildSettings
-from pipelines.stage_io import ReadStageInput, WriteShards, by_tag, end, write_atomically
+from pipelines.stage_io import (
+    FileSystemsDoFn,
+    ReadStageInput,
+    WriteShards,
+    by_tag,
+    end,
+    filesystem_options,
+    write_atomically,
+)
 from schemas.llm_outputs import LLM_QUARANTINE, LLM_TRIPLETS
 from stores.data_url import delete, join, read_bytes
 from stores.stage_inputs import llm_segments
@@ -66,10 +75,11 @@ class ExtractTriplets(beam.PTransform):
         return by_tag(tagged, (ROWS_TAG, QUARANTINE_TAG, STATS_TAG))
 
 
-class _WriteStats(beam.DoFn):
+class _WriteStats(FileSystemsDoFn):
     """Writes the run's summed stats as JSON to one file; yields its path."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, options: dict[str, Any]) -> None:
+        super().__init__(options)
         self.path = path
 
     def process(self, stats: dict[str, int]) -> Iterator[str]:
@@ -92,7 +102,7 @@ def build(
         | "WriteQuarantine" >> WriteShards(str(paths.quarantine_prefix), LLM_QUARANTINE, shards),
         results[STATS_TAG]
         | "SumStats" >> beam.CombineGlobally(sum_stats).without_defaults()
-        | "WriteStats" >> beam.ParDo(_WriteStats(str(paths.stats_path))),
+        | "WriteStats" >> beam.ParDo(_WriteStats(str(paths.stats_path), filesystem_options(p))),
     )
     return results[ROWS_TAG]
 

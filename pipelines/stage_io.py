@@ -116,6 +116,32 @@ def _open(path: str) -> BinaryIO:
     return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
 
+def filesystem_options(pipeline: beam.Pipeline) -> dict[str, Any]:
+    """The options of `pipeline` that were set, as a plain dict a DoFn can carry."""
+    return pipeline.options.get_all_options(drop_default=True, retain_unknown_options=True)
+
+
+class FileSystemsDoFn(beam.DoFn):
+    """Base of the DoFns that read or write through Beam's `FileSystems`: `setup` hands
+    them the pipeline's options in the worker's process. Beam sets them only where a
+    `Pipeline` object is made (the launching process, a portable runner's SDK workers); a
+    Dask worker gets none, and the S3 filesystem then has no endpoint, region or
+    credentials ("Must provide one of client or options")."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+
+    def setup(self) -> None:
+        FileSystems.set_options(PipelineOptions.from_dictionary(self.options))
+
+
+class _ReadSplit(FileSystemsDoFn):
+    """A split -> the list of its rows (`read_split`)."""
+
+    def process(self, split: Split) -> Iterator[list[dict[str, Any]]]:
+        yield read_split(split)
+
+
 class ReadStageInput(beam.PTransform):
     """The rows of a stage's input shards (`input_pattern`, as `write_input` returns it):
     with `batch_rows`, as batches of at most that many rows (one per split, in file
@@ -144,7 +170,7 @@ class ReadStageInput(beam.PTransform):
             pipeline
             | "Splits" >> beam.Create(splits)
             | "Spread" >> beam.Reshuffle()
-            | "ReadSplit" >> beam.Map(read_split)
+            | "ReadSplit" >> beam.ParDo(_ReadSplit(filesystem_options(pipeline.pipeline)))
         )
         progress = pipeline.pipeline.options.view_as(StageProgressOptions).kgmem_progress_file
         if progress and Path(progress).exists():
@@ -195,10 +221,13 @@ def write_atomically(path: str, data: bytes) -> None:
     FileSystems.rename([temporary], [path])
 
 
-class _WriteShard(beam.DoFn):
+class _WriteShard(FileSystemsDoFn):
     """Writes one shard's rows, sorted, as one Parquet file; yields its path."""
 
-    def __init__(self, prefix: str, schema: pa.Schema, num_shards: int) -> None:
+    def __init__(
+        self, prefix: str, schema: pa.Schema, num_shards: int, options: dict[str, Any]
+    ) -> None:
+        super().__init__(options)
         self.prefix, self.schema, self.num_shards = prefix, schema, num_shards
 
     def process(self, keyed: tuple[int, list[dict[str, Any]]]) -> Iterator[str]:
@@ -230,7 +259,10 @@ class WriteShards(beam.PTransform):
             rows
             | "ShardKey" >> beam.Map(lambda row: (shard_of(row, num_shards), row))
             | "GroupByShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShard(self.prefix, self.schema, num_shards))
+            | "WriteShard"
+            >> beam.ParDo(
+                _WriteShard(self.prefix, self.schema, num_shards, filesystem_options(rows.pipeline))
+            )
         )
 
 

@@ -1,7 +1,15 @@
-"""A build whose workspace keeps its data on an S3-compatible server (moto, started by the
-tests on the loopback address) passes the local end-to-end checks, makes the same
-snapshot as the local sample build, and answers queries alike from another "host" that
-has only the catalog."""
+"""The scale-out build: `kgmem build` on Beam's Dask runner (a LocalCluster of two worker
+processes that the build starts and closes) with the workspace's data on an
+S3-compatible server (moto, started by the tests on the loopback address). It makes the
+local DirectRunner sample build's snapshot, keeps its shared data in the bucket only, and
+answers queries alike from another "host" that has only the catalog.
+
+One build covers both halves of the scale-out path, the runner and the data location,
+because each is a component of the other's check: a snapshot equal to the local
+DirectRunner build's content hash holds only if the Dask workers computed the same rows
+and every store round-tripped through S3 unchanged. Each half also has tests of its own
+(tests/pipelines/test_beam_runners.py: every stage on Dask workers equals the in-memory
+runner; tests/stores/test_data_url.py: shards and graph indexes on S3)."""
 
 from __future__ import annotations
 
@@ -10,15 +18,13 @@ import shutil
 
 import pytest
 
-from dagster_project.build import build_collection
-from dagster_project.definitions import kgmem_definitions
-from dagster_project.resources import PipelineSettings
+from benchmarks.reliability import newest_hash
 from kgmem.cli import main
+from kgmem.cli.common import LOG_FILE
 from memory import Memory
 from stores.graph_index import MANIFEST
-from stores.workspace import DATA_URL_ENV, HOME_ENV, WORKSPACE_FILE, Workspace
+from stores.workspace import DATA_URL_ENV, HOME_ENV, WORKSPACE_FILE
 from tests.conftest import SAMPLE
-from tests.dagster_project.test_build import assert_sample_build
 
 SHARED = ("lance", "parquet", "graph_index", "models")
 QUERIES = ("Where does Priya Natarajan work?", "Who is the CEO of Acme?")
@@ -26,30 +32,32 @@ STRATEGIES = ("dense", "hipporag_ppr")
 
 
 @pytest.mark.slow
-def test_a_build_with_its_data_on_s3_equals_the_local_build(
+def test_a_dask_build_with_its_data_on_s3_equals_the_local_build(
     sample_build, graph_memory, s3, tmp_path, monkeypatch, capsys
 ) -> None:
-    bucket = s3.new_bucket()
-    home = tmp_path / "home"
-    cache = sample_build[0].embedding_cache_path  # vectors by text hash: a warm, local cache
-    (home / "cache").mkdir(parents=True)
-    shutil.copy(cache, home / "cache" / cache.name)
-    workspace = Workspace.at(home, data_url=f"s3://{bucket}/kgmem")
-    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
-    settings = PipelineSettings(llm_backend="none")  # as the local sample build
-    summaries = build_collection("sample", inputs, workspace, kgmem_definitions(), settings)
+    monkeypatch.setenv(HOME_ENV, str(tmp_path))  # restored after the test: main() sets both
+    monkeypatch.setenv(DATA_URL_ENV, "")
+    local, _ = sample_build
+    bucket, home = s3.new_bucket(), tmp_path / "home"
+    (home / "cache").mkdir(parents=True)  # vectors by text hash: a warm, local cache
+    shutil.copy(local.embedding_cache_path, home / "cache" / local.embedding_cache_path.name)
+    argv = ["--verbose", "build", "--collection", "sample", "--home", str(home), "--no-llm",
+            "--input", str(SAMPLE / "documents"), "--input", str(SAMPLE / "conversations"),
+            "--data-url", f"s3://{bucket}/kgmem", "--beam-runner", "DaskRunner",
+            "--beam-workers", "2"]  # fmt: skip
+    assert main(argv) == 0
+    log = (home / LOG_FILE).read_text()
+    assert log.count("started a Dask LocalCluster of 2 workers") == 1, "one cluster per build"
+    expected = newest_hash(local.root, "sample")
+    assert expected and newest_hash(home, "sample") == expected
 
-    assert_sample_build(workspace, summaries)
-    built = next(s for s in summaries if s.stage == "memory_snapshot").metadata
-    local = next(s for s in sample_build[1] if s.stage == "memory_snapshot").metadata
-    assert (built["snapshot_id"], built["content_hash"]) == (
-        local["snapshot_id"],
-        local["content_hash"],
-    )
+    with Memory.open(home) as built:
+        snapshot_id = built.snapshot.snapshot_id
+    assert snapshot_id == graph_memory.snapshot.snapshot_id
     keys = s3.keys(bucket)
     for folder in SHARED:
         assert any(k.startswith(f"kgmem/{folder}/") for k in keys), f"no {folder}/ in the bucket"
-    assert f"kgmem/graph_index/{built['snapshot_id']}/{MANIFEST}" in keys
+    assert f"kgmem/graph_index/{snapshot_id}/{MANIFEST}" in keys
     assert not [name for name in SHARED if (home / name).exists()], "shared data stayed local"
 
     host = tmp_path / "query-host"  # another host: a copy of the catalog, nothing else
@@ -61,11 +69,9 @@ def test_a_build_with_its_data_on_s3_equals_the_local_build(
             for text in QUERIES:
                 got = remote.query(text, strategy=strategy, k=5).as_dict()
                 assert got == graph_memory.query(text, strategy=strategy, k=5).as_dict()
-    cached = host / "cache" / "graph_index" / built["snapshot_id"] / MANIFEST
+    cached = host / "cache" / "graph_index" / snapshot_id / MANIFEST
     assert cached.is_file(), "the index was downloaded once into the host's cache"
 
-    monkeypatch.setenv(HOME_ENV, str(home))  # restored after the test: main() sets both
-    monkeypatch.setenv(DATA_URL_ENV, "")
     capsys.readouterr()
     assert main(["query", QUERIES[0], "--home", str(home), "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
