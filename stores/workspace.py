@@ -180,10 +180,11 @@ class Workspace:
 
 
 def recorded_data_url(root: Path) -> str | None:
-    """The data URL the workspace at `root` recorded, if any."""
+    """The data URL the workspace at `root` recorded, if any (none where `root` is not a
+    folder: there is no workspace there, which whoever opens it reports)."""
     try:
         record = json.loads((root / WORKSPACE_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{root / WORKSPACE_FILE}: unreadable ({exc})") from None
