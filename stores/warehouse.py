@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -145,6 +145,22 @@ class WarehouseStore:
             _insert(con, table, rows)
             con.execute("COMMIT")
 
+    def apply_changes(self, collection: str, changes: Sequence[TableChange]) -> None:
+        """Apply `changes` to the rows of `collection` in several tables, in one transaction
+        (so tables that must agree, such as an index and its edges, never part)."""
+        from schemas.warehouse import TABLE
+
+        with self.connect() as con:
+            con.execute("BEGIN")
+            for change in changes:
+                if change.replace:
+                    con.execute(f"DELETE FROM {change.table} WHERE collection = ?", [collection])
+                elif change.removed:
+                    _delete_keys(con, change.table, TABLE[change.table].key, collection, change)
+                schema = TABLE[change.table].schema
+                _insert(con, change.table, pa.Table.from_pylist(change.inserted, schema=schema))
+            con.execute("COMMIT")
+
     def append(self, table: str, rows: list[dict[str, Any]]) -> None:
         with self.connect() as con:
             _insert(con, table, rows)
@@ -205,10 +221,45 @@ class WarehouseStore:
 
 
 @dataclass(frozen=True)
+class TableChange:
+    """A change to one collection's rows of a declared table: remove the rows whose key
+    (the table's key columns but `collection`) is in `removed`, or every row (`replace`),
+    then insert `inserted`. A changed row is removed and inserted."""
+
+    table: str
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    inserted: list[dict[str, Any]] = field(default_factory=list)
+    replace: bool = False
+
+
+@dataclass(frozen=True)
 class Warehouse(WarehouseStore):
     """The warehouse operations of one workspace folder, outside Dagster."""
 
     root: str
+
+
+def _delete_keys(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    key: Sequence[str],
+    collection: str,
+    change: TableChange,
+) -> None:
+    """Delete the rows of `collection` in `table` whose key is one of `change.removed`."""
+    columns = [c for c in key if c != "collection"]
+    named = {name for row in change.removed for name in row}
+    if named != set(columns):
+        raise ValueError(f"rows removed from {table} are named by {columns}, got {sorted(named)}")
+    con.register("removed_keys", pa.Table.from_pylist(change.removed))
+    try:
+        match = " AND ".join(f"{table}.{c} = removed_keys.{c}" for c in columns)
+        con.execute(
+            f"DELETE FROM {table} USING removed_keys WHERE {table}.collection = ? AND {match}",
+            [collection],
+        )
+    finally:
+        con.unregister("removed_keys")
 
 
 def _insert(
