@@ -13,12 +13,13 @@ encoded once, and the vectors a re-run compares are the ones the index was built
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 from pipelines.outcome import StageOutcome, unchanged, value_counts
 from pipelines.settings import BuildSettings
-from stores.blocking_index import read_blocking_index, write_blocking_index
+from stores.blocking_index import blocking_index_changes, read_blocking_index
 from stores.stage_inputs import constraint_pairs, mention_surfaces, resolution_inputs_digest
-from stores.warehouse import WarehouseStore
+from stores.warehouse import StageRecord, StaleStageState, TableChange, WarehouseStore
 from transforms.embedding import encode
 from transforms.embedding_cache import EmbeddingCache, cached_embed
 from transforms.entity_resolution import resolve_incremental
@@ -32,10 +33,12 @@ made bumps it, so older indexes are rebuilt rather than misread."""
 
 def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
     """Resolve every surface of the collection, re-blocking only what changed since the
-    last run, and replace its entities, aliases and links."""
+    last run, and replace its entities, aliases and links (with the index's changes, in
+    one transaction)."""
     config = settings.resolution()
     fingerprint = content_id(resolution_inputs_digest(warehouse, collection), config)
-    if warehouse.fingerprint_unchanged(collection, STAGE, fingerprint):
+    recorded = warehouse.stage_fingerprint(collection, STAGE)
+    if recorded == fingerprint:
         return unchanged()
     surfaces = mention_surfaces(warehouse, collection)
     config_id = content_id(INDEX_VERSION, config, settings.encoder_model)
@@ -52,13 +55,22 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
         must_link=constraint_pairs(warehouse, collection, "must_link"),
     )
     resolution = resolved.resolution
-    warehouse.replace_collection("entities", collection, resolution.entities)
-    warehouse.replace_collection("entity_aliases", collection, resolution.aliases)
     same_as = [{"collection": collection, "norm_key": s.key, "entity_id": s.entity_id,
                 "method": s.method, "score": s.score} for s in resolution.same_as]  # fmt: skip
-    warehouse.replace_collection("entity_same_as", collection, same_as)
-    written = write_blocking_index(warehouse, collection, config_id, previous, resolved.index)
-    warehouse.record_fingerprint(collection, STAGE, fingerprint)
+    outputs = [
+        TableChange("entities", inserted=resolution.entities, replace=True),
+        TableChange("entity_aliases", inserted=resolution.aliases, replace=True),
+        TableChange("entity_same_as", inserted=same_as, replace=True),
+    ]
+    index = blocking_index_changes(collection, config_id, previous, resolved.index)
+    record = StageRecord(STAGE, fingerprint, read=recorded)
+    try:
+        warehouse.apply_changes(collection, [*outputs, *index], record)
+    except StaleStageState:
+        # Another run wrote between our read and our write, so our changes may not fit the
+        # index it left; ours is complete for our inputs, so it replaces the index whole.
+        index = blocking_index_changes(collection, config_id, None, resolved.index)
+        warehouse.apply_changes(collection, [*outputs, *index], replace(record, checked=False))
     return StageOutcome(
         rows_in=len(surfaces),
         rows_out=len(resolution.entities),
@@ -67,6 +79,6 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
             "mention_keys": len(resolution.same_as),
             "merges_by_method": value_counts([link.method for link in resolution.same_as]),
             **resolved.report.details(),
-            "index_rows_written": written,
+            "index_rows_written": sum(len(change.inserted) for change in index),
         },
     )

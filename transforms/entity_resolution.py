@@ -205,17 +205,18 @@ class _UnionFind:
 
 
 def collect_keys(surfaces: Iterable[tuple[str, str]]) -> dict[str, KeyStats]:
-    """Group (surface, type) observations of graph-entity types by normalised key."""
+    """Group (surface, type) observations of graph-entity types by normalised key (each
+    distinct observation normalised once)."""
     keys: dict[str, KeyStats] = {}
-    for surface, type_name in surfaces:
+    for (surface, type_name), count in Counter(surfaces).items():
         key = normalize_name(surface)
         if not key or not is_graph_entity(type_name):
             continue
         stats = keys.setdefault(key, KeyStats(key))
         stats.surfaces[
             " ".join(w for i, w in enumerate(surface.split()) if i or w.casefold() != "the")
-        ] += 1
-        stats.types[type_name] += 1
+        ] += count
+        stats.types[type_name] += count
     return keys
 
 
