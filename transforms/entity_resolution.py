@@ -220,22 +220,21 @@ def collect_keys(surfaces: Iterable[tuple[str, str]]) -> dict[str, KeyStats]:
     return keys
 
 
-def compatible(a: KeyStats, b: KeyStats) -> bool:
-    """Type guard of the similarity steps: only entities of the same type merge ("German",
-    a Concept, is not "Germany", a Location)."""
-    return a.entity_type == b.entity_type
-
-
 def _distinguishers(key: str) -> frozenset[str]:
     return frozenset(w for w in key.split() if w.isdigit() or w in DISTINGUISHERS)
 
 
-def _fuzzy_allowed(a: KeyStats, b: KeyStats, cfg: ResolutionConfig) -> bool:
-    return (
-        compatible(a, b)
-        and min(len(a.key), len(b.key)) > cfg.short_key
-        and _distinguishers(a.key) == _distinguishers(b.key)
-    )
+Guard = tuple[str, frozenset[str]]
+
+
+def _guard(stats: KeyStats, cfg: ResolutionConfig) -> Guard | None:
+    """What the guards of the similarity steps compare of a key: its type (only entities
+    of the same type merge: "German", a Concept, is not "Germany", a Location) and its
+    distinguishing words; None for a short key, which never merges by similarity. Two keys
+    may merge by similarity only when their guards are equal and not None."""
+    if len(stats.key) <= cfg.short_key:
+        return None
+    return stats.entity_type, _distinguishers(stats.key)
 
 
 def _initials(key: str) -> str:
@@ -447,7 +446,10 @@ def _scored_edges(
 ) -> dict[EdgeKey, float]:
     """The pairs that pass the guards and the step's threshold, with their rounded scores
     (only pairs the guards admit are scored, so only their keys are embedded)."""
-    allowed = [(a, b) for a, b in pairs if _fuzzy_allowed(entries[a].stats, entries[b].stats, cfg)]
+    guards: dict[str, Guard | None] = {}
+    for key in {k for pair in pairs for k in pair}:
+        guards[key] = _guard(entries[key].stats, cfg)
+    allowed = [(a, b) for a, b in pairs if guards[a] is not None and guards[a] == guards[b]]
     return {
         (method, a, b): round(value, 4)
         for (a, b), value in zip(allowed, score(allowed), strict=True)
