@@ -415,12 +415,13 @@ def _kept_edges(
     reblock: set[str],
     cfg: ResolutionConfig,
 ) -> dict[EdgeKey, float]:
-    """The stored edges still valid: between two keys that are still there and not
-    re-blocked, that still share a block within the limits."""
+    """The stored edges still valid: of a step still on, between two keys that are still
+    there and not re-blocked, that still share a block within the limits."""
     kept: dict[EdgeKey, float] = {}
     for edge, score in previous.edges.items():
         method, a, b = edge
-        if a in reblock or b in reblock or a not in entries or b not in entries:
+        stale = method not in sizes or a in reblock or b in reblock
+        if stale or a not in entries or b not in entries:
             continue
         shared = set(entries[a].blocks(method)) & set(entries[b].blocks(method))
         if any(_eligible(sizes[method].get(block, 0), cfg) for block in shared):
