@@ -165,6 +165,40 @@ ENTITY_SAME_AS = pa.schema(
 )
 """Reversible resolution links: a normalised mention key belongs to an entity, by method."""
 
+MENTION_COUNT = pa.struct([("name", pa.string()), ("mentions", pa.int32())])
+"""How often a key was seen with one surface form, or as one type."""
+
+ENTITY_BLOCKING_KEYS = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("norm_key", pa.string()),
+        ("config_id", pa.string()),
+        ("entity_type", pa.string()),
+        ("surfaces", pa.list_(MENTION_COUNT)),
+        ("types", pa.list_(MENTION_COUNT)),
+        ("tokens", pa.list_(pa.string())),
+        ("band_codes", pa.list_(pa.int64())),
+    ]
+)
+"""The persistent blocking index of entity resolution, one row per normalised key: its
+stats (surface forms and types with their mention counts, the dominant type), its
+Levenshtein blocking tokens and its LSH bucket code per band (empty with the embedding
+step off). `config_id` names the thresholds, seed and encoder it was made with; an index
+of another configuration is rebuilt whole."""
+
+ENTITY_BLOCKING_EDGES = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("method", pa.string()),
+        ("key_a", pa.string()),
+        ("key_b", pa.string()),
+        ("score", pa.float64()),
+    ]
+)
+"""The candidate edges the blocking index produced: key pairs (key_a < key_b) that passed
+the guards and the threshold of a similarity step (`levenshtein`, `embedding`) in a block
+within the size limit, with the rounded score; every run replays them."""
+
 ENTITY_CONSTRAINTS = pa.schema(
     [
         ("collection", pa.string()),

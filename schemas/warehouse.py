@@ -20,6 +20,8 @@ from schemas.tables import (
     DOCUMENTS,
     ENTITIES,
     ENTITY_ALIASES,
+    ENTITY_BLOCKING_EDGES,
+    ENTITY_BLOCKING_KEYS,
     ENTITY_CONSTRAINTS,
     ENTITY_MENTIONS,
     ENTITY_SAME_AS,
@@ -46,6 +48,18 @@ TABLES = (
     TableDecl("entity_aliases", ENTITY_ALIASES, ("collection", "entity_id", "alias")),
     TableDecl("llm_triplets", LLM_TRIPLETS, ("collection", "triplet_id")),
     TableDecl("entity_same_as", ENTITY_SAME_AS, ("collection", "norm_key")),
+    TableDecl(
+        "entity_blocking_keys",
+        ENTITY_BLOCKING_KEYS,
+        ("collection", "norm_key"),
+        ("config_id", "entity_type", "surfaces", "types", "tokens", "band_codes"),
+    ),
+    TableDecl(
+        "entity_blocking_edges",
+        ENTITY_BLOCKING_EDGES,
+        ("collection", "method", "key_a", "key_b"),
+        ("score",),
+    ),
     TableDecl("entity_constraints", ENTITY_CONSTRAINTS, ("collection", "kind", "key_a", "key_b")),
     TableDecl(
         "fact_version_log",

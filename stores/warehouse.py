@@ -17,15 +17,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
 from stores.workspace import Workspace
 from transforms.quarantine import QuarantineRecord
+
+if TYPE_CHECKING:
+    from schemas.ddl import TableDecl
 
 
 class WarehouseStore:
@@ -145,6 +148,35 @@ class WarehouseStore:
             _insert(con, table, rows)
             con.execute("COMMIT")
 
+    def apply_changes(
+        self, collection: str, changes: Sequence[TableChange], record: StageRecord | None = None
+    ) -> None:
+        """Apply `changes` to the rows of `collection` in several tables, and `record` the
+        stage's new input fingerprint, in one transaction: tables that must agree (a stage's
+        outputs and the index they were made from) never part. A `record` whose stage state
+        changed since it was read (another run wrote in between) rolls everything back
+        with StaleStageState."""
+        from schemas.warehouse import TABLE
+
+        with self.connect() as con:
+            con.execute("BEGIN")
+            try:
+                if record is not None and record.checked:
+                    now = _stage_fingerprint(con, collection, record.stage)
+                    if now != record.read:
+                        raise StaleStageState(
+                            f"stage {record.stage} of {collection!r}: another run recorded "
+                            "its state since this run read it"
+                        )
+                for change in changes:
+                    _apply(con, collection, change, TABLE[change.table])
+                if record is not None:
+                    _record_fingerprint(con, collection, record.stage, record.fingerprint)
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
     def append(self, table: str, rows: list[dict[str, Any]]) -> None:
         with self.connect() as con:
             _insert(con, table, rows)
@@ -189,19 +221,45 @@ class WarehouseStore:
             ).fetchall()
         return int(count[0][0])
 
+    def stage_fingerprint(self, collection: str, stage: str) -> str | None:
+        """The input fingerprint `stage` last recorded for `collection` (None: never ran)."""
+        with self.connect() as con:
+            return _stage_fingerprint(con, collection, stage)
+
     def fingerprint_unchanged(self, collection: str, stage: str, fingerprint: str) -> bool:
-        rows = self.rows(
-            "SELECT input_fingerprint FROM stage_state WHERE collection = ? AND stage = ?",
-            [collection, stage],
-        )
-        return bool(rows) and rows[0]["input_fingerprint"] == fingerprint
+        return self.stage_fingerprint(collection, stage) == fingerprint
 
     def record_fingerprint(self, collection: str, stage: str, fingerprint: str) -> None:
         with self.connect() as con:
-            con.execute(
-                "INSERT OR REPLACE INTO stage_state VALUES (?, ?, ?, ?)",
-                [collection, stage, fingerprint, datetime.now(UTC)],
-            )
+            _record_fingerprint(con, collection, stage, fingerprint)
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """A change to one collection's rows of a declared table: remove the rows whose key
+    (the table's key columns but `collection`) is in `removed`, or every row (`replace`),
+    then insert `inserted`. A changed row is removed and inserted."""
+
+    table: str
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    inserted: list[dict[str, Any]] = field(default_factory=list)
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """The input fingerprint a corpus-wide stage records with its writes. `read` is the
+    fingerprint recorded when the run read its inputs (None: none was); with `checked`,
+    the writes are refused if another run has recorded a different one since."""
+
+    stage: str
+    fingerprint: str
+    read: str | None
+    checked: bool = True
+
+
+class StaleStageState(RuntimeError):
+    """Another run of the stage recorded its state between this run's read and write."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +267,49 @@ class Warehouse(WarehouseStore):
     """The warehouse operations of one workspace folder, outside Dagster."""
 
     root: str
+
+
+def _stage_fingerprint(con: duckdb.DuckDBPyConnection, collection: str, stage: str) -> str | None:
+    rows = con.execute(
+        "SELECT input_fingerprint FROM stage_state WHERE collection = ? AND stage = ?",
+        [collection, stage],
+    ).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _record_fingerprint(
+    con: duckdb.DuckDBPyConnection, collection: str, stage: str, fingerprint: str
+) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO stage_state VALUES (?, ?, ?, ?)",
+        [collection, stage, fingerprint, datetime.now(UTC)],
+    )
+
+
+def _apply(
+    con: duckdb.DuckDBPyConnection, collection: str, change: TableChange, table: TableDecl
+) -> None:
+    """One `TableChange` inside the caller's transaction: delete, then insert."""
+    if change.replace:
+        con.execute(f"DELETE FROM {table.name} WHERE collection = ?", [collection])
+    elif change.removed:
+        columns = [c for c in table.key if c != "collection"]
+        named = {name for row in change.removed for name in row}
+        if named != set(columns):
+            raise ValueError(
+                f"rows removed from {table.name} are named by {columns}, got {sorted(named)}"
+            )
+        con.register("removed_keys", pa.Table.from_pylist(change.removed))
+        try:
+            match = " AND ".join(f"{table.name}.{c} = removed_keys.{c}" for c in columns)
+            con.execute(
+                f"DELETE FROM {table.name} USING removed_keys "
+                f"WHERE {table.name}.collection = ? AND {match}",
+                [collection],
+            )
+        finally:
+            con.unregister("removed_keys")
+    _insert(con, table.name, pa.Table.from_pylist(change.inserted, schema=table.schema))
 
 
 def _insert(

@@ -20,5 +20,7 @@ def entities(
 ) -> dg.MaterializeResult:
     """Entities from the cascade exact → normalised → Levenshtein → surname → embedding,
     with type and acronym guards; every mention key links to its entity in
-    `entity_same_as` (method, score), user splits and merges in `entity_constraints`."""
+    `entity_same_as` (method, score), user splits and merges in `entity_constraints`. A
+    re-run compares only new and retyped keys against the blocking index
+    (`entity_blocking_keys`, `entity_blocking_edges`); the metadata says how many."""
     return materialized(stage.STAGE, lambda: stage.run(warehouse, context.partition_key, settings))
