@@ -9,7 +9,8 @@ touched, so re-running a backfill after a failure only builds what did not finis
 partition that failed half way, the stages' own ledgers skip the documents already done.
 
 Concurrency: `max_concurrent` partitions build at once, each in its own worker process (Beam
-and the models are CPU-bound, so threads would not overlap). The DuckDB warehouse admits one
+and the models are CPU-bound, so threads would not overlap), each worker's model libraries
+sized to its share of the cores (`automation.worker_start`). The DuckDB warehouse admits one
 writing process at a time: every warehouse access is one short transaction on a connection
 that waits for the file lock (`transforms.duckdb_connect`), so transactions of
 different partitions are serialized while their Beam and model work overlaps; a partition
@@ -24,6 +25,7 @@ run at once across all workers.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -37,6 +39,7 @@ import dagster as dg
 from dagster_project.automation.days import day_collection, split_by_day
 from dagster_project.automation.fingerprints import inputs_fingerprint, last_built
 from dagster_project.automation.slots import held_slot
+from dagster_project.automation.worker_start import start_worker
 from dagster_project.build import build_collection, prepare_instance
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -120,7 +123,10 @@ def _build_all(
         return [build_partition(name, root, config, llm_slots) for name in todo]
     context = multiprocessing.get_context("spawn")
     workers = min(max_concurrent, len(todo))
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_setup) as pool:
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=start_worker, initargs=(threads, worker_setup)
+    ) as pool:
         futures = [pool.submit(build_partition, name, root, config, llm_slots) for name in todo]
         return [future.result() for future in as_completed(futures)]
 
