@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpus_generator import generate_collection
+from benchmarks.runner_scaling import distinct_counts
 from stores.workspace import Workspace
 
 BENCH_DIR = "bench_backfill"
@@ -76,8 +77,8 @@ class BackfillScaling:
 
 def parse_levels(text: str) -> list[int]:
     """`1,2` -> [1, 2]: two or more distinct positive concurrency levels, baseline first."""
-    levels = [int(p) for p in text.split(",") if p.strip()]
-    if len(levels) < 2 or min(levels) < 1 or len(set(levels)) != len(levels):
+    levels = distinct_counts(text, "--concurrency")
+    if len(levels) < 2:
         raise ValueError(f"--concurrency needs two or more distinct levels >= 1, got {text!r}")
     return levels
 

@@ -91,12 +91,18 @@ class ScalingResult:
 
 def parse_workers(text: str) -> list[int]:
     """`1,2,4` -> [1, 2, 4]: worker counts, each at least 1, no repeats."""
+    return distinct_counts(text, "--workers")
+
+
+def distinct_counts(text: str, flag: str) -> list[int]:
+    """The comma-separated counts of option `flag`, in order: each at least 1, no repeats;
+    a ValueError naming `flag` otherwise."""
     try:
         counts = [int(part) for part in text.split(",") if part.strip()]
     except ValueError as exc:
-        raise ValueError(f"--workers takes comma-separated integers, not {text!r}") from exc
+        raise ValueError(f"{flag} takes comma-separated integers, not {text!r}") from exc
     if not counts or min(counts) < 1 or len(set(counts)) != len(counts):
-        raise ValueError(f"--workers needs distinct counts of at least 1, not {text!r}")
+        raise ValueError(f"{flag} needs distinct counts of at least 1, not {text!r}")
     return counts
 
 

@@ -4,7 +4,8 @@ S3-compatible server (moto, started by the tests on the loopback address). It ma
 local DirectRunner sample build's snapshot, keeps its shared data in the bucket only, and
 answers queries alike from another "host" that has only the catalog.
 
-One build covers both halves of the scale-out path, the runner and the data location,
+The build passes the local end-to-end test's checks (`assert_sample_build`). One build
+covers both halves of the scale-out path, the runner and the data location,
 because each is a component of the other's check: a snapshot equal to the local
 DirectRunner build's content hash holds only if the Dask workers computed the same rows
 and every store round-tripped through S3 unchanged. Each half also has tests of its own
@@ -14,17 +15,21 @@ runner; tests/stores/test_data_url.py: shards and graph indexes on S3)."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 
 import pytest
 
 from benchmarks.reliability import newest_hash
+from dagster_project.build import build_collection
+from dagster_project.definitions import kgmem_definitions
+from dagster_project.resources import PipelineSettings
 from kgmem.cli import main
-from kgmem.cli.common import LOG_FILE
 from memory import Memory
 from stores.graph_index import MANIFEST
-from stores.workspace import DATA_URL_ENV, HOME_ENV, WORKSPACE_FILE
+from stores.workspace import DATA_URL_ENV, HOME_ENV, WORKSPACE_FILE, Workspace
 from tests.conftest import SAMPLE
+from tests.dagster_project.test_build import assert_sample_build
 
 SHARED = ("lance", "parquet", "graph_index", "models")
 QUERIES = ("Where does Priya Natarajan work?", "Who is the CEO of Acme?")
@@ -33,27 +38,32 @@ STRATEGIES = ("dense", "hipporag_ppr")
 
 @pytest.mark.slow
 def test_a_dask_build_with_its_data_on_s3_equals_the_local_build(
-    sample_build, graph_memory, s3, tmp_path, monkeypatch, capsys
+    sample_build, graph_memory, s3, tmp_path, monkeypatch, capsys, caplog
 ) -> None:
     monkeypatch.setenv(HOME_ENV, str(tmp_path))  # restored after the test: main() sets both
     monkeypatch.setenv(DATA_URL_ENV, "")
-    local, _ = sample_build
+    local, local_summaries = sample_build
     bucket, home = s3.new_bucket(), tmp_path / "home"
     (home / "cache").mkdir(parents=True)  # vectors by text hash: a warm, local cache
     shutil.copy(local.embedding_cache_path, home / "cache" / local.embedding_cache_path.name)
-    argv = ["--verbose", "build", "--collection", "sample", "--home", str(home), "--no-llm",
-            "--input", str(SAMPLE / "documents"), "--input", str(SAMPLE / "conversations"),
-            "--data-url", f"s3://{bucket}/kgmem", "--beam-runner", "DaskRunner",
-            "--beam-workers", "2"]  # fmt: skip
-    assert main(argv) == 0
-    log = (home / LOG_FILE).read_text()
-    assert log.count("started a Dask LocalCluster of 2 workers") == 1, "one cluster per build"
-    expected = newest_hash(local.root, "sample")
-    assert expected and newest_hash(home, "sample") == expected
+    workspace = Workspace.at(home, data_url=f"s3://{bucket}/kgmem")
+    inputs = [str(SAMPLE / "documents"), str(SAMPLE / "conversations")]
+    settings = PipelineSettings(llm_backend="none", beam_runner="DaskRunner", beam_workers=2)
+    with caplog.at_level(logging.INFO, logger="pipelines.dask_cluster"):
+        summaries = build_collection("sample", inputs, workspace, kgmem_definitions(), settings)
+    started = [r for r in caplog.records if "started a Dask LocalCluster of 2" in r.message]
+    assert len(started) == 1, "one cluster per build"
 
-    with Memory.open(home) as built:
-        snapshot_id = built.snapshot.snapshot_id
-    assert snapshot_id == graph_memory.snapshot.snapshot_id
+    assert_sample_build(workspace, summaries)  # the local end-to-end test's checks
+    built, expected = (
+        next(s for s in run if s.stage == "memory_snapshot").metadata
+        for run in (summaries, local_summaries)
+    )
+    key = ("snapshot_id", "content_hash")
+    assert [built[k] for k in key] == [expected[k] for k in key]
+    assert expected["content_hash"] == newest_hash(local.root, "sample")
+
+    snapshot_id = built["snapshot_id"]
     keys = s3.keys(bucket)
     for folder in SHARED:
         assert any(k.startswith(f"kgmem/{folder}/") for k in keys), f"no {folder}/ in the bucket"
