@@ -123,6 +123,7 @@ def backfill_level(
     see `run_backfill`)."""
     from dagster_project.automation.backfill import run_backfill
     from dagster_project.resources import PipelineSettings, WarehouseResource
+    from pipelines.settings import WORKSPACE_CACHE
 
     workspace = Workspace.at(folder)
     warehouse = WarehouseResource(root=str(workspace.root))
@@ -130,7 +131,8 @@ def backfill_level(
         warehouse.register_collection(
             name, [str(corpus / "documents"), str(corpus / "conversations")]
         )
-    settings = PipelineSettings(llm_backend="none")
+    # each level's own cold embedding cache, whatever $KGMEM_EMBEDDING_CACHE says
+    settings = PipelineSettings(llm_backend="none", embedding_cache=WORKSPACE_CACHE)
     started = time.perf_counter()
     outcomes = run_backfill(
         list(corpora), workspace, settings, max_concurrent, worker_setup=worker_setup

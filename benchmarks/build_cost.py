@@ -161,12 +161,17 @@ class BuildBenchResult:
 
 
 def bench_settings(home: Path, llm: bool):  # noqa: ANN201 (PipelineSettings imports Dagster)
-    """Pipeline settings of every bench build: LLM off unless `llm`, and the relation
-    classifier trained in `home` when there is one (else none, as a plain build)."""
+    """Pipeline settings of every bench build: LLM off unless `llm`, the relation
+    classifier trained in `home` when there is one (else none, as a plain build), and each
+    workspace's own embedding cache (a machine-wide one, `$KGMEM_EMBEDDING_CACHE`, would
+    make the full build a warm one)."""
     from dagster_project.resources import PipelineSettings
+    from pipelines.settings import WORKSPACE_CACHE
     from transforms.relation_classifier.probe import find_artifact
 
-    overrides: dict[str, Any] = {} if llm else {"llm_backend": "none"}
+    overrides: dict[str, Any] = {"embedding_cache": WORKSPACE_CACHE}
+    if not llm:
+        overrides["llm_backend"] = "none"
     probe = find_artifact(home)
     if probe is not None:
         overrides["relation_classifier_model"] = str(probe)

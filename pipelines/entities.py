@@ -43,7 +43,7 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
     surfaces = mention_surfaces(warehouse, collection)
     config_id = content_id(INDEX_VERSION, config, settings.encoder_model)
     previous = read_blocking_index(warehouse, collection, config_id)
-    cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
+    cache = EmbeddingCache(settings.embedding_cache_path(warehouse.workspace.embedding_cache_path))
     embed = functools.partial(encode, model=settings.encoder_model)
     resolved = resolve_incremental(
         collection,

@@ -118,7 +118,7 @@ def _text_tables(
     contexts: list[dict[str, Any]],
 ) -> list[TextTable]:
     """The desired rows of each embedded table and the cached encoders that embed them."""
-    cache = EmbeddingCache(warehouse.workspace.embedding_cache_path)
+    cache = EmbeddingCache(settings.embedding_cache_path(warehouse.workspace.embedding_cache_path))
     progress = warehouse.workspace.progress_file(collection, STAGE)
     start_progress(progress, 0, "texts embedded")
     embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size, progress)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -43,6 +44,10 @@ DEFAULT_LLM_PROMPTS = {"session": MEMORAI_TRIPLETS_V1.version_id}
 """One MemORAI call per conversation session (its topic segment, citing turn ids); the REAL
 and PersonalAI prompts are one setting away (`chunk: real_atomic_facts/v1`). A CPU-only
 270M model answers a session in about 10-20 s, so per-chunk calls are opt-in."""
+
+
+EMBEDDING_CACHE_ENV = "KGMEM_EMBEDDING_CACHE"
+WORKSPACE_CACHE = "workspace"
 
 
 class BuildSettings(BaseModel):
@@ -126,6 +131,12 @@ class BuildSettings(BaseModel):
     llm_cache: str | None = Field(
         None,
         description="LLM answer cache (DuckDB file); unset: $KGMEM_LLM_CACHE or the workspace's",
+    )
+    embedding_cache: str | None = Field(
+        None,
+        description="embedding cache (DuckDB file), which workspaces on one machine may share; "
+        f"unset: ${EMBEDDING_CACHE_ENV} or the workspace's; '{WORKSPACE_CACHE}': the "
+        "workspace's whatever the environment says (what a cold-build benchmark needs)",
     )
     llm_min_entities: int = Field(2, description="graph entities a segment needs for a call")
     llm_facts: bool = Field(
@@ -238,6 +249,16 @@ class BuildSettings(BaseModel):
         )
         cache = self.llm_cache or os.environ.get("KGMEM_LLM_CACHE") or cache_path
         return LLMStageConfig(cache_path=cache, llm=llm, gate=gate)
+
+    def embedding_cache_path(self, workspace_cache: Path) -> Path:
+        """The embedding cache a build reads and fills: `embedding_cache`, else
+        `$KGMEM_EMBEDDING_CACHE`, else the workspace's own file `workspace_cache`. Vectors
+        are keyed by encoder, role and text hash, so any number of workspaces can share
+        one file: a text embedded by one build is never embedded again on the machine."""
+        if self.embedding_cache == WORKSPACE_CACHE:
+            return workspace_cache
+        chosen = self.embedding_cache or os.environ.get(EMBEDDING_CACHE_ENV)
+        return Path(chosen).expanduser() if chosen else workspace_cache
 
     def relation_classifier_config(self, home: str) -> ClassifierConfig | None:
         """The pair classifier to run beside the dependency patterns: a trained probe found in

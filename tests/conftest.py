@@ -27,16 +27,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's folder that every xdist worker shares (the base temp without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def dagster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A throwaway Dagster instance home for the whole session, and one LLM answer cache
-    shared by every build of the session (the same session text is answered once)."""
+    """A throwaway Dagster instance home for the whole session, one LLM answer cache
+    shared by every build of the session (the same session text is answered once), and one
+    embedding cache shared by every build of the run, xdist workers and the builds they
+    start included (a sample text is encoded once per run, not once per workspace;
+    benchmarks that time cold builds pin their workspace's own cache)."""
     from dagster_project.build import ensure_instance_config
+    from pipelines.settings import EMBEDDING_CACHE_ENV
 
     home = tmp_path_factory.mktemp("dagster_home")
     ensure_instance_config(home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["KGMEM_LLM_CACHE"] = str(tmp_path_factory.mktemp("llm") / "llm_cache.duckdb")
+    os.environ[EMBEDDING_CACHE_ENV] = str(shared_folder(tmp_path_factory) / "embeddings.duckdb")
     return home
 
 
@@ -54,8 +65,7 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, dagster_home: Path):
     from dagster_project.stage_events import StageSummary
     from stores.workspace import Workspace
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this run's
+    shared = shared_folder(tmp_path_factory)
     workspace = Workspace.at(shared / "sample_build")
     recorded = shared / "sample_build.json"
     with open(shared / "sample_build.lock", "w") as lock:

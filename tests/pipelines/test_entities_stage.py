@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines import entities
-from pipelines.settings import BuildSettings
+from pipelines.settings import WORKSPACE_CACHE, BuildSettings
 from stores.warehouse import Warehouse
 from transforms.ids import content_id
 
@@ -47,7 +47,7 @@ def table_rows(warehouse: Warehouse, table: str) -> list[dict[str, Any]]:
 
 
 def test_a_rerun_reblocks_only_new_keys_and_equals_a_fresh_full_build(tmp_path: Path):
-    settings = BuildSettings()
+    settings = BuildSettings(embedding_cache=WORKSPACE_CACHE)  # copied into `fresh` below
     built = Warehouse(str(tmp_path / "built"))
     add_documents(built, FIRST)
     first = entities.run(built, "c", settings).details
