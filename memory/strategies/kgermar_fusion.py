@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
-from memory.graph import graph_of
+from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -114,9 +114,7 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
     if norm <= 0:
         raise ValueError(f"fusion weights {weights} give no weight to the available banks")
     used = {b: round(w / norm, 6) for b, w in used.items()}
-    names = dict(
-        zip(*(view.entities.column(c).to_pylist() for c in ("entity_id", "name")), strict=True)
-    )
+    graph = graph_of(view, query)
     explanation = {
         "strategy": "kgermar_fusion",
         "weights": used,
@@ -131,7 +129,7 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             )
             if name in banks.raw
         },
-        "structural_entities": [[names.get(e, e), round(s, 4)] for e, s in banks.entities],
+        "structural_entities": [[_name(graph, e), round(s, 4)] for e, s in banks.entities],
         "model": view.snapshot.embedding_model,
     }
     if banks.missing:
@@ -146,6 +144,13 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
     explanation["fused_banks"] = [[s, round(score, 4)] for s, score in own[:SHOWN]]
     fused = with_graph_bonus(prior, own)
     return Ranking(fused[: query.k], explanation)
+
+
+def _name(graph: MemoryGraph, entity: str) -> str:
+    """An entity's name (its id where the snapshot's entities lack it), looked up through
+    the graph's cached positions rather than a per-query map of every entity."""
+    position = graph.entity_position.get(entity)
+    return entity if position is None else graph.entity_names[position]
 
 
 def _structural_entities(
@@ -163,18 +168,27 @@ def _structural_entities(
 def _entity_segments(
     view: SnapshotView, query: QueryContext, entities: list[tuple[str, float]], budget: int
 ) -> list[tuple[str, float]]:
-    """Retrievable segments mentioning the entities: best entity cosine, then summed."""
+    """Retrievable segments mentioning the entities: best entity cosine, then summed.
+
+    Only the rows of the segments that mention a searched entity are weighted (found
+    through `graph.entity_segments`), not the whole segment x entity matrix: each row, and
+    so its maximum and its sum, is the same as in the whole product."""
     graph = graph_of(view, query)
     weight = np.zeros(graph.n_entities)
     for entity, score in entities:
         if entity in graph.entity_position:
             weight[graph.entity_position[entity]] = max(score, 0.0)
-    weighted = (graph.mentions @ sp.diags(weight)).tocsr()
+    searched = np.flatnonzero(weight)
+    rows = graph.entity_segments[searched]
+    mentioning = np.unique(rows.indices)
+    if not len(mentioning):
+        return []
+    weighted = (graph.mentions[mentioning] @ sp.diags(weight)).tocsr()
     best = weighted.max(axis=1).toarray().ravel()
     summed = np.asarray(weighted.sum(axis=1)).ravel()
-    candidates = np.flatnonzero((best > 0) & _retrievable(view))
-    order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
-    return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
+    kept = np.flatnonzero((best > 0) & _retrievable(view)[mentioning])
+    order = kept[np.lexsort((-summed[kept], -best[kept]))][:budget]
+    return [(graph.segment_ids[mentioning[i]], round(float(best[i]), 6)) for i in order]
 
 
 def _retrievable(view: SnapshotView) -> np.ndarray:
