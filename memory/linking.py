@@ -10,6 +10,9 @@ query seeds nothing rather than the nearest noise.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 from lancedb.query import LanceQueryBuilder
@@ -25,6 +28,18 @@ PHRASE_WORDS = 4
 MIN_SIMILARITY = 0.5
 
 _WORD = re.compile(r"[\w'’-]+")
+
+_SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kgmem-search")
+"""Runs LanceDB searches beside the caller's own work (`beside`)."""
+
+
+def beside(search: Callable[..., Any], *args: Any) -> Future:
+    """`search(*args)` started on a worker thread, for a search that needs nothing the
+    caller is computing: LanceDB's synchronous calls wait on its own runtime and numpy's
+    products release the interpreter, so a full-text search overlaps the query's encoding
+    and a vector search. The worker must not fill the view's caches that the caller fills
+    (the query vector): pass what it needs."""
+    return _SEARCHES.submit(search, *args)
 
 
 def named_entities(view: SnapshotView, text: str) -> dict[str, float]:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from memory.linking import full_text_segments, similar_segments
+from memory.linking import beside, full_text_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
@@ -33,9 +32,6 @@ POOL = 50
 EXPLAINED_HITS = 10
 KEPT_RANKINGS = 8
 """Fused rankings a view keeps (`hybrid_ranking`)."""
-
-_LEXICAL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgmem-bm25")
-"""Runs the full-text search beside the dense one (`signal_lists`)."""
 
 
 def available_signals(view: SnapshotView) -> tuple[str, ...]:
@@ -49,7 +45,7 @@ def signal_lists(view: SnapshotView, query: QueryContext, pool: int) -> dict[str
     The full-text search runs on a worker thread while this one encodes the query and
     searches the vectors: both wait mostly outside the interpreter (LanceDB's own runtime,
     numpy's matrix products), so the lexical signal costs little beyond the dense one."""
-    lexical = _LEXICAL.submit(full_text_segments, view, query.text, pool)
+    lexical = beside(full_text_segments, view, query.text, pool)
     dense = similar_segments(view, query.text, pool)
     fusion = (
         similar_segments(view, query.text, pool, second_encoder=True)

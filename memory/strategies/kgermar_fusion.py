@@ -44,10 +44,9 @@ import scipy.sparse as sp
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import similar_segments
+from memory.linking import beside, full_text_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from memory.strategies.bm25 import bm25
 from schemas.tables import EXTRACTABLE_KINDS
 
 SHOWN = 5
@@ -77,20 +76,27 @@ def bank_budget(k: int, options: Mapping[str, Any]) -> int:
 def retrieve_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
 ) -> Banks:
-    """Top `budget` segments of each bank for the query."""
-    raw = {
-        "contextual": bm25(view, QueryContext(query.text, budget)).scored,
-        "semantic": similar_segments(view, query.text, budget),
-    }
-    banks = Banks(raw=raw, normalised={})
+    """Top `budget` segments of each bank for the query (the full-text and the entity
+    searches run beside the query's encoding and the segment vector search)."""
+    contextual = beside(full_text_segments, view, query.text, budget)
+    banks = Banks(raw={}, normalised={})
     try:
         structure = view.table("structure")
     except LookupError as exc:
+        structure = None
         banks.missing.append(f"structural: {exc}")
-    else:
-        banks.entities = _structural_entities(view, structure, query.text, entity_k or budget)
-        raw["structural"] = _entity_segments(view, query, banks.entities, budget)
-    banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
+    vector = view.embed_query(query.text)
+    entities = (
+        beside(_structural_entities, structure, vector, entity_k or budget)
+        if structure is not None
+        else None
+    )
+    semantic = similar_segments(view, query.text, budget)
+    banks.raw = {"contextual": contextual.result(), "semantic": semantic}
+    if entities is not None:
+        banks.entities = entities.result()
+        banks.raw["structural"] = _entity_segments(view, query, banks.entities, budget)
+    banks.normalised = {name: _normalise(scored) for name, scored in banks.raw.items()}
     return banks
 
 
@@ -153,11 +159,9 @@ def _name(graph: MemoryGraph, entity: str) -> str:
     return entity if position is None else graph.entity_names[position]
 
 
-def _structural_entities(
-    view: SnapshotView, table: Any, text: str, k: int
-) -> list[tuple[str, float]]:
+def _structural_entities(table: Any, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
     hits = (
-        table.search(view.embed_query(text), vector_column_name="vector")
+        table.search(vector, vector_column_name="vector")
         .select(["entity_id", "_distance"])
         .limit(k)
         .to_list()

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from memory import linking
 from memory.linking import full_text_segments, similar_segments
 from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
 from memory.strategies import hybrid
@@ -119,10 +120,30 @@ class _Inline:
 def test_the_concurrent_signals_fuse_as_the_sequential_ones(view, monkeypatch) -> None:
     queries = [QueryContext(text, k) for text in QUERIES for k in (3, 40)]
     concurrent = [hybrid.hybrid_ranking(_fresh(view), q) for q in queries]
-    monkeypatch.setattr(hybrid, "_LEXICAL", _Inline())
+    monkeypatch.setattr(linking, "_SEARCHES", _Inline())
     sequential = [hybrid.hybrid_ranking(_fresh(view), q) for q in queries]
     assert concurrent == sequential
     assert any(fused for fused, _ in concurrent)
+
+
+def test_strategies_answer_alike_with_their_searches_run_in_turn(graph_memory, monkeypatch):
+    """Every strategy that starts searches beside its own work (hybrid's full text, the
+    KGERMAR banks, the flat prior of the graph strategies) ranks as when they run in turn."""
+    from memory import Memory
+
+    queries = [(text, k) for text in QUERIES for k in (3, 12)]
+
+    def answers() -> list:
+        memory = Memory(_fresh(graph_memory._view))
+        return [
+            [(h.segment_id, h.score) for h in memory.query(text, strategy=s, k=k)]
+            for s in ("hybrid", "kgermar_fusion", "gram_paths")
+            for text, k in queries
+        ]
+
+    concurrent = answers()
+    monkeypatch.setattr(linking, "_SEARCHES", _Inline())
+    assert answers() == concurrent
 
 
 def test_fused_rankings_are_kept_per_query_text_pool_and_options(view) -> None:
