@@ -29,7 +29,7 @@ MIN_SIMILARITY = 0.5
 
 _WORD = re.compile(r"[\w'’-]+")
 
-_SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kgmem-search")
+_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kgmem-search")
 """Runs LanceDB searches beside the caller's own work (`beside`)."""
 
 
@@ -96,9 +96,15 @@ def similar_segments(
     model = view.fusion_encoder if second_encoder else None
     if second_encoder and model is None:
         raise LookupError(f"snapshot {view.snapshot.snapshot_id} holds no second-encoder vectors")
-    search = view.table("segments").search(
-        view.embed_query(text, model), vector_column_name=VECTOR_FUSION if model else VECTOR
-    )
+    column = VECTOR_FUSION if model else VECTOR
+    return nearest_segments(view, view.embed_query(text, model), k, column)
+
+
+def nearest_segments(
+    view: SnapshotView, vector: np.ndarray, k: int, column: str = VECTOR
+) -> list[tuple[str, float]]:
+    """`similar_segments` of a query vector already encoded (for a search run `beside`)."""
+    search = view.table("segments").search(vector, vector_column_name=column)
     hits = _retrievable(view, search).select(["segment_id", "_distance"]).limit(k).to_arrow()
     return [
         (segment, round(1.0 - distance / 2.0, 6))

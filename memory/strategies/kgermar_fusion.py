@@ -34,7 +34,7 @@ structural, or a mapping bank -> weight; normalised to sum 1), "bank_budget" ("k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import beside, full_text_segments, similar_segments
+from memory.linking import beside, full_text_segments, nearest_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from schemas.tables import EXTRACTABLE_KINDS
@@ -76,28 +76,41 @@ def bank_budget(k: int, options: Mapping[str, Any]) -> int:
 def retrieve_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
 ) -> Banks:
-    """Top `budget` segments of each bank for the query (the full-text and the entity
-    searches run beside the query's encoding and the segment vector search)."""
+    """Top `budget` segments of each bank for the query."""
+    return start_banks(view, query, budget, entity_k)()
+
+
+def start_banks(
+    view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
+) -> Callable[[], Banks]:
+    """The banks' searches started `beside` the caller, which may compute its flat prior
+    meanwhile (the segment vector search, an exhaustive scan below the vector index's
+    size, costs as much as the prior's own); the function returned waits for them."""
     contextual = beside(full_text_segments, view, query.text, budget)
-    banks = Banks(raw={}, normalised={})
+    missing: list[str] = []
     try:
         structure = view.table("structure")
     except LookupError as exc:
         structure = None
-        banks.missing.append(f"structural: {exc}")
+        missing.append(f"structural: {exc}")
     vector = view.embed_query(query.text)
+    semantic = beside(nearest_segments, view, vector, budget)
     entities = (
         beside(_structural_entities, structure, vector, entity_k or budget)
         if structure is not None
         else None
     )
-    semantic = similar_segments(view, query.text, budget)
-    banks.raw = {"contextual": contextual.result(), "semantic": semantic}
-    if entities is not None:
-        banks.entities = entities.result()
-        banks.raw["structural"] = _entity_segments(view, query, banks.entities, budget)
-    banks.normalised = {name: _normalise(scored) for name, scored in banks.raw.items()}
-    return banks
+
+    def finish() -> Banks:
+        raw = {"contextual": contextual.result(), "semantic": semantic.result()}
+        banks = Banks(raw=raw, normalised={}, missing=missing)
+        if entities is not None:
+            banks.entities = entities.result()
+            raw["structural"] = _entity_segments(view, query, banks.entities, budget)
+        banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
+        return banks
+
+    return finish
 
 
 def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, float]]:
@@ -113,7 +126,9 @@ def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, 
 def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
     budget = bank_budget(query.k, query.options)
     entity_k = int(query.options.get("entity_k", query.k))
-    banks = retrieve_banks(view, query, budget, entity_k)
+    pending = start_banks(view, query, budget, entity_k)
+    prior = flat_prior(view, query)
+    banks = pending()
     weights, source = resolve_weights(view, query.options)
     used = {b: weights[b] for b in BANKS if b in banks.raw}
     norm = sum(used.values())
@@ -144,7 +159,6 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             "snapshot has no structural bank; fused the contextual and semantic banks "
             "with their weights renormalised to sum to 1"
         )
-    prior = flat_prior(view, query)
     explanation["flat"] = prior.summary()
     own = fuse(banks, used, query.k)
     explanation["fused_banks"] = [[s, round(score, 4)] for s, score in own[:SHOWN]]
