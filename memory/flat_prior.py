@@ -25,7 +25,6 @@ temperatures 0.25-1.0 and dampings 0.3-0.7, so the gain does not hinge on the va
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,13 +83,10 @@ class FlatPrior:
 
 
 def flat_prior(view: SnapshotView, query: QueryContext) -> FlatPrior:
-    """The `hybrid` ranking of the query over a pool of at least `POOL` candidates."""
-    options = json.dumps(query.options, sort_keys=True, default=str)
-    key = ("flat_prior", query.text, query.k, options)
-    if key not in view.cache:
-        fused, explanation = hybrid_ranking(view, query, max(POOL, 2 * query.k))
-        view.cache[key] = FlatPrior(fused, explanation)
-    return view.cache[key]
+    """The `hybrid` ranking of the query over a pool of at least `POOL` candidates (kept
+    per query by `hybrid_ranking`)."""
+    fused, explanation = hybrid_ranking(view, query, max(POOL, 2 * query.k))
+    return FlatPrior(fused, explanation)
 
 
 def with_graph_bonus(

@@ -10,11 +10,15 @@ query seeds nothing rather than the nearest noise.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
+from lancedb.query import LanceQueryBuilder
 
 from memory.graph import MemoryGraph, graph_of
-from memory.snapshot_view import RETRIEVABLE_FILTER, QueryContext, SnapshotView
+from memory.snapshot_view import QueryContext, SnapshotView
 from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 
@@ -24,6 +28,18 @@ PHRASE_WORDS = 4
 MIN_SIMILARITY = 0.5
 
 _WORD = re.compile(r"[\w'’-]+")
+
+_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kgmem-search")
+"""Runs LanceDB searches beside the caller's own work (`beside`)."""
+
+
+def beside(search: Callable[..., Any], *args: Any) -> Future:
+    """`search(*args)` started on a worker thread, for a search that needs nothing the
+    caller is computing: LanceDB's synchronous calls wait on its own runtime and numpy's
+    products release the interpreter, so a full-text search overlaps the query's encoding
+    and a vector search. The worker must not fill the view's caches that the caller fills
+    (the query vector): pass what it needs."""
+    return _SEARCHES.submit(search, *args)
 
 
 def named_entities(view: SnapshotView, text: str) -> dict[str, float]:
@@ -80,30 +96,40 @@ def similar_segments(
     model = view.fusion_encoder if second_encoder else None
     if second_encoder and model is None:
         raise LookupError(f"snapshot {view.snapshot.snapshot_id} holds no second-encoder vectors")
-    hits = (
-        view.table("segments")
-        .search(
-            view.embed_query(text, model), vector_column_name=VECTOR_FUSION if model else VECTOR
+    column = VECTOR_FUSION if model else VECTOR
+    return nearest_segments(view, view.embed_query(text, model), k, column)
+
+
+def nearest_segments(
+    view: SnapshotView, vector: np.ndarray, k: int, column: str = VECTOR
+) -> list[tuple[str, float]]:
+    """`similar_segments` of a query vector already encoded (for a search run `beside`)."""
+    search = view.table("segments").search(vector, vector_column_name=column)
+    hits = _retrievable(view, search).select(["segment_id", "_distance"]).limit(k).to_arrow()
+    return [
+        (segment, round(1.0 - distance / 2.0, 6))
+        for segment, distance in zip(
+            hits.column("segment_id").to_pylist(), hits.column("_distance").to_pylist(), strict=True
         )
-        .where(RETRIEVABLE_FILTER, prefilter=True)
-        .select(["segment_id", "_distance"])
-        .limit(k)
-        .to_list()
-    )
-    return [(h["segment_id"], round(1.0 - h["_distance"] / 2.0, 6)) for h in hits]
+    ]
 
 
 def full_text_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:
     """Top-k retrievable (segment id, BM25 score) from the segments' full-text index."""
-    hits = (
-        view.table("segments")
-        .search(text, query_type="fts")
-        .where(RETRIEVABLE_FILTER, prefilter=True)
-        .select(["segment_id", "_score"])
-        .limit(k)
-        .to_list()
-    )
-    return [(h["segment_id"], round(float(h["_score"]), 6)) for h in hits]
+    search = view.table("segments").search(text, query_type="fts")
+    hits = _retrievable(view, search).select(["segment_id", "_score"]).limit(k).to_arrow()
+    return [
+        (segment, round(score, 6))
+        for segment, score in zip(
+            hits.column("segment_id").to_pylist(), hits.column("_score").to_pylist(), strict=True
+        )
+    ]
+
+
+def _retrievable(view: SnapshotView, search: LanceQueryBuilder) -> LanceQueryBuilder:
+    """`search` restricted to retrievable segments, where the snapshot has others."""
+    where = view.retrievable_filter
+    return search.where(where, prefilter=True) if where else search
 
 
 def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple[int, float]]:

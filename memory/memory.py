@@ -173,7 +173,7 @@ class Memory:
             in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
             ordered = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))
             groups = (
-                passage_groups(ordered, self._view.segment)
+                passage_groups(ordered, self._passage_row)
                 if unit == "passage"
                 else [[h] for h in ordered]
             )
@@ -212,6 +212,10 @@ class Memory:
             "rank_before_reranking": [[head[i][0][0], i + 1] for i in order],
         }
         return reordered + tail, explanation
+
+    def _passage_row(self, segment_id: str) -> dict[str, Any]:
+        """The fields of a segment's row that `passage_groups` reads."""
+        return self._view.segment(segment_id, PASSAGE_FIELDS)
 
     def _in_time(self, segment_id: str, context: QueryContext) -> bool:
         if context.valid_at is None:
@@ -271,13 +275,16 @@ class Memory:
         evidence = [
             {
                 "segment_id": other,
-                "char_start": self._view.segment(other)["char_start"],
-                "char_end": self._view.segment(other)["char_end"],
+                **self._view.segment(other, ("char_start", "char_end")),
                 "score": other_score,
             }
             for other, other_score in others
         ]
         return QueryHit(rank, score, segment_id, row["text"], provenance, facts, paths, evidence)
+
+
+PASSAGE_FIELDS = ("kind", "doc_id")
+"""The segment fields that decide its passage (`passage_groups`)."""
 
 
 def passage_groups(

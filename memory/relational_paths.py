@@ -17,6 +17,12 @@ so every path is produced once. Each side stops growing after `limit` partial pa
 hub guard; the paper has no such bound), and the deepest level is the one cut short, so
 short paths are never lost to the bound before long ones.
 
+The search runs on arrays: the partial paths of one length are two integer matrices
+(entities, facts; a row per path), a level grows by repeating each row over its end's CSR
+row, and the halves meet by sorting the backward ends; paths become `RelationalPath`s
+only when read one by one. It finds the paths in the order of the edge-by-edge search it
+replaced (`tests/memory/relational_paths_reference.py`, checked path for path).
+
 Scoring (the paper has none): the mean cosine of the query to the path's fact statements,
 clipped at 0, times the product of the facts' confidences, so a longer path must be
 more relevant to beat a shorter one and a doubtful fact weakens every path through it.
@@ -24,8 +30,8 @@ more relevant to beat a shorter one and a doubtful fact weakens every path throu
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,74 +52,168 @@ class RelationalPath:
         return RelationalPath(self.entities[::-1], self.facts[::-1])
 
 
+@dataclass(frozen=True)
+class PathArrays:
+    """Paths of one length n, a row each: `entities` (m x n+1), `facts` (m x n)."""
+
+    entities: np.ndarray
+    facts: np.ndarray
+
+    @classmethod
+    def start(cls, entity: int) -> PathArrays:
+        return cls(np.array([[entity]], np.int64), np.zeros((1, 0), np.int64))
+
+    def __len__(self) -> int:
+        return len(self.entities)
+
+    def take(self, rows: np.ndarray) -> PathArrays:
+        return PathArrays(self.entities[rows], self.facts[rows])
+
+
 @dataclass
 class Search:
-    """Paths found by one bounded search, and whether a side hit its partial-path limit."""
+    """Paths found by one bounded search, shortest first (`groups`: one per length, in
+    the order found), and whether a side hit its partial-path limit."""
 
-    paths: list[RelationalPath]
+    groups: list[PathArrays] = field(default_factory=list)
     truncated: bool = False
+
+    def __len__(self) -> int:
+        return sum(len(g) for g in self.groups)
+
+    @functools.cached_property
+    def paths(self) -> list[RelationalPath]:
+        """Every path as a `RelationalPath`, shortest first."""
+        return [
+            RelationalPath(tuple(entities), tuple(facts))
+            for group in self.groups
+            for entities, facts in zip(group.entities.tolist(), group.facts.tolist(), strict=True)
+        ]
+
+    def path(self, index: int) -> RelationalPath:
+        """The `index`-th path (shortest first), made alone."""
+        for group in self.groups:
+            if index < len(group):
+                return RelationalPath(
+                    tuple(group.entities[index].tolist()), tuple(group.facts[index].tolist())
+                )
+            index -= len(group)
+        raise IndexError(index)
+
+    def lengths(self) -> dict[int, int]:
+        """Number of paths per length."""
+        counts: dict[int, int] = {}
+        for group in self.groups:
+            n = group.facts.shape[1]
+            counts[n] = counts.get(n, 0) + len(group)
+        return counts
+
+    def facts(self) -> np.ndarray:
+        """The facts on any path, each once, sorted."""
+        flat = [g.facts.ravel() for g in self.groups]
+        return np.unique(np.concatenate([np.zeros(0, np.int64), *flat]))
+
+    def scores(self, similarity: np.ndarray, confidence: np.ndarray) -> np.ndarray:
+        """`path_scores` of `paths`, computed per length on the arrays."""
+        return np.concatenate(
+            [_scores(g.facts, similarity, confidence) for g in self.groups] or [np.zeros(0)]
+        )
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenated ranges starts[i] … starts[i] + counts[i] - 1."""
+    total = int(counts.sum())
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(starts, counts) + np.arange(total) - offsets
 
 
 def _grow(
     graph: MemoryGraph, start: int, depth: int, stop_at: int | None, avoid: int | None, limit: int
 ) -> Search:
     """Simple paths from `start` of 0 … `depth` facts, level by level, at most `limit`.
-    A path may end at `stop_at` but not go on from it; it never enters `avoid`."""
-    found = [RelationalPath((start,), ())]
-    frontier = list(found)
+    A path may end at `stop_at` but not go on from it; it never enters `avoid`. Within a
+    level, paths are in the order of their parent, then of the parent end's CSR row."""
+    incidence = graph.entity_facts
+    levels = [PathArrays.start(start)]
+    count = 1
     for _ in range(depth):
-        grown: list[RelationalPath] = []
-        for path in frontier:
-            end = path.entities[-1]
-            if end == stop_at:
-                continue
-            for edge in graph.edges(end):
-                if edge.other in path.entities or edge.other == avoid:
-                    continue
-                if len(found) + len(grown) >= limit:
-                    return Search(found + grown, truncated=True)
-                grown.append(RelationalPath((*path.entities, edge.other), (*path.facts, edge.fact)))
-        found += grown
-        frontier = grown
-    return Search(found)
+        frontier = levels[-1]
+        ends = frontier.entities[:, -1]
+        rows = np.flatnonzero(ends != stop_at) if stop_at is not None else np.arange(len(ends))
+        first = incidence.indptr[ends[rows]]
+        degree = incidence.indptr[ends[rows] + 1] - first
+        parent = np.repeat(rows, degree)
+        edges = _ranges(first, degree)
+        facts = incidence.indices[edges].astype(np.int64)
+        others = np.where(
+            incidence.data[edges] > 0, graph.fact_tail[facts], graph.fact_head[facts]
+        ).astype(np.int64)
+        valid = ~(frontier.entities[parent] == others[:, None]).any(axis=1)
+        if avoid is not None:
+            valid &= others != avoid
+        parent, facts, others = parent[valid], facts[valid], others[valid]
+        room = limit - count
+        truncated = len(parent) > room
+        if truncated:
+            parent, facts, others = parent[:room], facts[:room], others[:room]
+        levels.append(
+            PathArrays(
+                np.hstack([frontier.entities[parent], others[:, None]]),
+                np.hstack([frontier.facts[parent], facts[:, None]]),
+            )
+        )
+        count += len(parent)
+        if truncated:
+            return Search(levels, truncated=True)
+    return Search(levels)
 
 
 def paths_between(
     graph: MemoryGraph, source: int, target: int, max_length: int, limit: int
 ) -> Search:
     """All simple paths of 1 … `max_length` facts from `source` to `target`, shortest first
-    (bidirectional search; each side keeps at most `limit` partial paths)."""
+    (bidirectional search; each side keeps at most `limit` partial paths).
+
+    A path of n facts joins a forward half of ⌈n/2⌉ facts to a backward half of ⌊n/2⌋
+    ending at the same entity and sharing no other: per forward half in order, the
+    matching backward halves in theirs."""
     if source == target or max_length < 1:
-        return Search([])
+        return Search()
     forward = _grow(graph, source, (max_length + 1) // 2, target, None, limit)
     backward = _grow(graph, target, max_length // 2, None, source, limit)
-    ending: dict[tuple[int, int], list[RelationalPath]] = defaultdict(list)
-    for half in backward.paths:
-        ending[(half.entities[-1], len(half))].append(half)
-    by_length: dict[int, list[RelationalPath]] = defaultdict(list)
-    for front in forward.paths:
-        i, meet = len(front), front.entities[-1]
-        for j in (i, i - 1):
-            if j < 0 or i + j < 1 or i + j > max_length:
-                continue
-            seen = set(front.entities)
-            for back in ending.get((meet, j), []):
-                if seen.isdisjoint(back.entities[:-1]):
-                    joined = back.reversed()
-                    by_length[i + j].append(
-                        RelationalPath(
-                            front.entities + joined.entities[1:], front.facts + joined.facts
-                        )
-                    )
-    paths = [p for n in sorted(by_length) for p in by_length[n]]
-    return Search(paths, forward.truncated or backward.truncated)
+    groups = []
+    for n in range(1, max_length + 1):
+        i, j = (n + 1) // 2, n // 2
+        if i < len(forward.groups) and j < len(backward.groups):
+            joined = _join(forward.groups[i], backward.groups[j])
+            if len(joined):
+                groups.append(joined)
+    return Search(groups, forward.truncated or backward.truncated)
+
+
+def _join(front: PathArrays, back: PathArrays) -> PathArrays:
+    """Each forward half joined to each backward half that ends where it ends and shares
+    no other entity with it, forward halves in order, then backward ones in order."""
+    order = np.argsort(back.entities[:, -1], kind="stable")
+    ends = back.entities[order, -1]
+    meet = front.entities[:, -1]
+    low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
+    pairs = high - low
+    f = np.repeat(np.arange(len(front)), pairs)
+    b = order[_ranges(low, pairs)]
+    shared = (front.entities[f][:, :, None] == back.entities[b][:, None, :-1]).any(axis=(1, 2))
+    f, b = f[~shared], b[~shared]
+    return PathArrays(
+        np.hstack([front.entities[f], back.entities[b][:, -2::-1]]),
+        np.hstack([front.facts[f], back.facts[b][:, ::-1]]),
+    )
 
 
 def paths_from(graph: MemoryGraph, source: int, max_length: int, limit: int) -> Search:
     """All simple paths of 1 … `max_length` facts starting at `source`, shortest first
     (at most `limit` partial paths, the empty one included)."""
     grown = _grow(graph, source, max_length, None, None, limit)
-    return Search([p for p in grown.paths if len(p)], grown.truncated)
+    return Search([g for g in grown.groups[1:] if len(g)], grown.truncated)
 
 
 def reading_order(graph: MemoryGraph, path: RelationalPath) -> RelationalPath:
@@ -131,8 +231,15 @@ def path_scores(
     """Per path: max(mean cosine of its facts to the query, 0) x product of confidences;
     `similarity` and `confidence` are indexed by fact position."""
     scores = np.zeros(len(paths))
-    for index, path in enumerate(paths):
-        facts = np.fromiter(path.facts, dtype=np.int64)
-        relevance = max(float(similarity[facts].mean()), 0.0)
-        scores[index] = relevance * float(np.prod(confidence[facts]))
+    lengths = np.fromiter((len(p) for p in paths), np.int64, len(paths))
+    for n in np.unique(lengths):
+        rows = np.flatnonzero(lengths == n)
+        facts = np.array([paths[i].facts for i in rows], np.int64).reshape(len(rows), n)
+        scores[rows] = _scores(facts, similarity, confidence)
     return scores
+
+
+def _scores(facts: np.ndarray, similarity: np.ndarray, confidence: np.ndarray) -> np.ndarray:
+    """`path_scores` of paths of one length, a row of `facts` each."""
+    relevance = np.maximum(similarity[facts].mean(axis=1), 0.0)
+    return relevance * np.prod(confidence[facts], axis=1)

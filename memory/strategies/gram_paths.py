@@ -45,7 +45,6 @@ from memory.linking import named_entities, positions, similar_entities
 from memory.relational_paths import (
     RelationalPath,
     Search,
-    path_scores,
     paths_between,
     paths_from,
     reading_order,
@@ -80,20 +79,22 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
         paths_between(graph, a, b, max_length, EXPANSION_LIMIT) for a, b in combinations(anchors, 2)
     ]
     mode = "between_entities"
-    if not any(s.paths for s in searches):
+    if not any(len(s) for s in searches):
         mode = "from_entity"
         searches = [paths_from(graph, a, max_length, EXPANSION_LIMIT) for a in anchors]
     similarity = _fact_similarity(view, query, graph, searches)
     kept: dict[tuple[int, ...], tuple[float, RelationalPath]] = {}
     for search in searches:
-        scores = path_scores(search.paths, similarity, graph.fact_confidence)
+        scores = search.scores(similarity, graph.fact_confidence)
         for index in np.argsort(-scores, kind="stable")[:per_pair]:
-            path = reading_order(graph, search.paths[index])
+            path = reading_order(graph, search.path(int(index)))
             kept.setdefault(tuple(sorted(path.facts)), (float(scores[index]), path))
     best = sorted(kept.values(), key=lambda item: -item[0])
     scored, paths = _rank_segments(view, graph, best, query.k)
     scored = with_graph_bonus(prior, scored)[: query.k]
-    found = Counter(len(p) for s in searches for p in s.paths)
+    found = Counter[int]()
+    for search in searches:
+        found.update(search.lengths())
     explanation = {
         "strategy": "gram_paths",
         "max_length": max_length,
@@ -126,8 +127,8 @@ def _fact_similarity(
 ) -> np.ndarray:
     """Cosine of the query to each fact on a found path (0 for facts on none)."""
     similarity = np.zeros(len(graph.facts))
-    facts = sorted({f for s in searches for p in s.paths for f in p.facts})
-    if facts:
+    facts = np.unique(np.concatenate([np.zeros(0, np.int64), *(s.facts() for s in searches)]))
+    if len(facts):
         similarity[facts] = graph.fact_vectors[facts] @ view.embed_query(query.text)
     return similarity
 

@@ -16,10 +16,12 @@ each hit's per-signal contribution.
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from memory.linking import full_text_segments, similar_segments
+from memory.linking import beside, full_text_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
@@ -28,6 +30,8 @@ from transforms.rank_fusion import Scored, contributions, fuse
 POOL = 50
 """Candidates per signal (at least; 2k when k is larger)."""
 EXPLAINED_HITS = 10
+KEPT_RANKINGS = 8
+"""Fused rankings a view keeps (`hybrid_ranking`)."""
 
 
 def available_signals(view: SnapshotView) -> tuple[str, ...]:
@@ -36,21 +40,50 @@ def available_signals(view: SnapshotView) -> tuple[str, ...]:
 
 
 def signal_lists(view: SnapshotView, query: QueryContext, pool: int) -> dict[str, Scored]:
-    """Each available signal's top `pool` (segment id, raw score), best first."""
-    signals: dict[str, Scored] = {
-        "bm25": full_text_segments(view, query.text, pool),
-        "dense": similar_segments(view, query.text, pool),
-    }
-    if view.fusion_encoder is not None:
-        signals["dense_fusion"] = similar_segments(view, query.text, pool, second_encoder=True)
+    """Each available signal's top `pool` (segment id, raw score), best first.
+
+    The full-text search runs on a worker thread while this one encodes the query and
+    searches the vectors: both wait mostly outside the interpreter (LanceDB's own runtime,
+    numpy's matrix products), so the lexical signal costs little beyond the dense one."""
+    lexical = beside(full_text_segments, view, query.text, pool)
+    dense = similar_segments(view, query.text, pool)
+    fusion = (
+        similar_segments(view, query.text, pool, second_encoder=True)
+        if view.fusion_encoder is not None
+        else None
+    )
+    signals: dict[str, Scored] = {"bm25": lexical.result(), "dense": dense}
+    if fusion is not None:
+        signals["dense_fusion"] = fusion
     return signals
 
 
 def hybrid_ranking(
     view: SnapshotView, query: QueryContext, pool: int | None = None
 ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
-    """Fused (segment id, score) of every candidate, best first, and its explanation."""
+    """Fused (segment id, score) of every candidate, best first, and its explanation.
+
+    Kept per (query text, pool, options) for the view's last `KEPT_RANKINGS` queries: a
+    graph strategy asks for its flat prior again as `Memory.query` widens its fetch to
+    fill k passages, and the pool (hence the ranking) is the same until 2k exceeds it.
+    Shared, so callers must not change what it returns."""
     pool = pool or max(POOL, 2 * query.k)
+    key = (query.text, pool, json.dumps(query.options, sort_keys=True, default=str))
+    kept: OrderedDict[tuple[str, int, str], Any] = view.cache.setdefault(
+        "hybrid_rankings", OrderedDict()
+    )
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    kept[key] = _fused(view, query, pool)
+    if len(kept) > KEPT_RANKINGS:
+        kept.popitem(last=False)
+    return kept[key]
+
+
+def _fused(
+    view: SnapshotView, query: QueryContext, pool: int
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     signals = signal_lists(view, query, pool)
     weights, sources = resolve_weights(view.snapshot.retrieval, query.options)
     available = available_signals(view)

@@ -34,7 +34,7 @@ structural, or a mapping bank -> weight; normalised to sum 1), "bank_budget" ("k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,11 +43,10 @@ import scipy.sparse as sp
 
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
-from memory.graph import graph_of
-from memory.linking import similar_segments
+from memory.graph import MemoryGraph, graph_of
+from memory.linking import beside, full_text_segments, nearest_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from memory.strategies.bm25 import bm25
 from schemas.tables import EXTRACTABLE_KINDS
 
 SHOWN = 5
@@ -78,20 +77,40 @@ def retrieve_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
 ) -> Banks:
     """Top `budget` segments of each bank for the query."""
-    raw = {
-        "contextual": bm25(view, QueryContext(query.text, budget)).scored,
-        "semantic": similar_segments(view, query.text, budget),
-    }
-    banks = Banks(raw=raw, normalised={})
+    return start_banks(view, query, budget, entity_k)()
+
+
+def start_banks(
+    view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
+) -> Callable[[], Banks]:
+    """The banks' searches started `beside` the caller, which may compute its flat prior
+    meanwhile (the segment vector search, an exhaustive scan below the vector index's
+    size, costs as much as the prior's own); the function returned waits for them."""
+    contextual = beside(full_text_segments, view, query.text, budget)
+    missing: list[str] = []
     try:
         structure = view.table("structure")
     except LookupError as exc:
-        banks.missing.append(f"structural: {exc}")
-    else:
-        banks.entities = _structural_entities(view, structure, query.text, entity_k or budget)
-        raw["structural"] = _entity_segments(view, query, banks.entities, budget)
-    banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
-    return banks
+        structure = None
+        missing.append(f"structural: {exc}")
+    vector = view.embed_query(query.text)
+    semantic = beside(nearest_segments, view, vector, budget)
+    entities = (
+        beside(_structural_entities, structure, vector, entity_k or budget)
+        if structure is not None
+        else None
+    )
+
+    def finish() -> Banks:
+        raw = {"contextual": contextual.result(), "semantic": semantic.result()}
+        banks = Banks(raw=raw, normalised={}, missing=missing)
+        if entities is not None:
+            banks.entities = entities.result()
+            raw["structural"] = _entity_segments(view, query, banks.entities, budget)
+        banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
+        return banks
+
+    return finish
 
 
 def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, float]]:
@@ -107,16 +126,16 @@ def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, 
 def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
     budget = bank_budget(query.k, query.options)
     entity_k = int(query.options.get("entity_k", query.k))
-    banks = retrieve_banks(view, query, budget, entity_k)
+    pending = start_banks(view, query, budget, entity_k)
+    prior = flat_prior(view, query)
+    banks = pending()
     weights, source = resolve_weights(view, query.options)
     used = {b: weights[b] for b in BANKS if b in banks.raw}
     norm = sum(used.values())
     if norm <= 0:
         raise ValueError(f"fusion weights {weights} give no weight to the available banks")
     used = {b: round(w / norm, 6) for b, w in used.items()}
-    names = dict(
-        zip(*(view.entities.column(c).to_pylist() for c in ("entity_id", "name")), strict=True)
-    )
+    graph = graph_of(view, query)
     explanation = {
         "strategy": "kgermar_fusion",
         "weights": used,
@@ -131,7 +150,7 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             )
             if name in banks.raw
         },
-        "structural_entities": [[names.get(e, e), round(s, 4)] for e, s in banks.entities],
+        "structural_entities": [[_name(graph, e), round(s, 4)] for e, s in banks.entities],
         "model": view.snapshot.embedding_model,
     }
     if banks.missing:
@@ -140,7 +159,6 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             "snapshot has no structural bank; fused the contextual and semantic banks "
             "with their weights renormalised to sum to 1"
         )
-    prior = flat_prior(view, query)
     explanation["flat"] = prior.summary()
     own = fuse(banks, used, query.k)
     explanation["fused_banks"] = [[s, round(score, 4)] for s, score in own[:SHOWN]]
@@ -148,11 +166,16 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
     return Ranking(fused[: query.k], explanation)
 
 
-def _structural_entities(
-    view: SnapshotView, table: Any, text: str, k: int
-) -> list[tuple[str, float]]:
+def _name(graph: MemoryGraph, entity: str) -> str:
+    """An entity's name (its id where the snapshot's entities lack it), looked up through
+    the graph's cached positions rather than a per-query map of every entity."""
+    position = graph.entity_position.get(entity)
+    return entity if position is None else graph.entity_names[position]
+
+
+def _structural_entities(table: Any, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
     hits = (
-        table.search(view.embed_query(text), vector_column_name="vector")
+        table.search(vector, vector_column_name="vector")
         .select(["entity_id", "_distance"])
         .limit(k)
         .to_list()
@@ -163,18 +186,27 @@ def _structural_entities(
 def _entity_segments(
     view: SnapshotView, query: QueryContext, entities: list[tuple[str, float]], budget: int
 ) -> list[tuple[str, float]]:
-    """Retrievable segments mentioning the entities: best entity cosine, then summed."""
+    """Retrievable segments mentioning the entities: best entity cosine, then summed.
+
+    Only the rows of the segments that mention a searched entity are weighted (found
+    through `graph.entity_segments`), not the whole segment x entity matrix: each row, and
+    so its maximum and its sum, is the same as in the whole product."""
     graph = graph_of(view, query)
     weight = np.zeros(graph.n_entities)
     for entity, score in entities:
         if entity in graph.entity_position:
             weight[graph.entity_position[entity]] = max(score, 0.0)
-    weighted = (graph.mentions @ sp.diags(weight)).tocsr()
+    searched = np.flatnonzero(weight)
+    rows = graph.entity_segments[searched]
+    mentioning = np.unique(rows.indices)
+    if not len(mentioning):
+        return []
+    weighted = (graph.mentions[mentioning] @ sp.diags(weight)).tocsr()
     best = weighted.max(axis=1).toarray().ravel()
     summed = np.asarray(weighted.sum(axis=1)).ravel()
-    candidates = np.flatnonzero((best > 0) & _retrievable(view))
-    order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
-    return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
+    kept = np.flatnonzero((best > 0) & _retrievable(view)[mentioning])
+    order = kept[np.lexsort((-summed[kept], -best[kept]))][:budget]
+    return [(graph.segment_ids[mentioning[i]], round(float(best[i]), 6)) for i in order]
 
 
 def _retrievable(view: SnapshotView) -> np.ndarray:

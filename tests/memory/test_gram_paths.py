@@ -26,8 +26,8 @@ NAMES = ["A", "B", "C", "D", "E", "F"]
 TRIPLES = [(0, 1), (1, 2), (3, 2), (0, 3), (1, 3), (2, 4), (4, 0), (5, 5)]
 
 
-def _graph(triples: list[tuple[int, int]] = TRIPLES) -> MemoryGraph:
-    n_e, n_f = len(NAMES), len(triples)
+def _graph(triples: list[tuple[int, int]] = TRIPLES, names: list[str] = NAMES) -> MemoryGraph:
+    n_e, n_f = len(names), len(triples)
     head = np.array([h for h, _ in triples], dtype=np.int64)
     tail = np.array([t for _, t in triples], dtype=np.int64)
     index = np.arange(n_f)
@@ -39,12 +39,12 @@ def _graph(triples: list[tuple[int, int]] = TRIPLES) -> MemoryGraph:
         shape=(n_e, n_f),
     ).tocsr()
     facts = [
-        {"head_name": NAMES[h], "relation": f"r{i}", "tail_name": NAMES[t]}
+        {"head_name": names[h], "relation": f"r{i}", "tail_name": names[t]}
         for i, (h, t) in enumerate(triples)
     ]
     return MemoryGraph(
         entity_ids=[f"e{i}" for i in range(n_e)],
-        entity_names=NAMES,
+        entity_names=names,
         segment_ids=[],
         facts=facts,
         fact_head=head,

@@ -163,3 +163,54 @@ def test_structure_sync_keeps_the_table_when_nothing_changed(tmp_path: Path) -> 
     changed = sync_structure(db, "c__structure", ids, vectors, moved, config)
     assert changed.bank is not None and changed.version > first.version
     assert changed.graph_hash != first.graph_hash
+
+
+def _entity_segments_whole(view, query, entities, budget):
+    """The structural bank's segments as first written: the whole segment x entity
+    product weighted, every row's maximum and sum (the oracle of the row-subset one)."""
+    import scipy.sparse as sp
+
+    from memory.graph import graph_of
+    from memory.strategies.kgermar_fusion import _retrievable
+
+    graph = graph_of(view, query)
+    weight = np.zeros(graph.n_entities)
+    for entity, score in entities:
+        if entity in graph.entity_position:
+            weight[graph.entity_position[entity]] = max(score, 0.0)
+    weighted = (graph.mentions @ sp.diags(weight)).tocsr()
+    best = weighted.max(axis=1).toarray().ravel()
+    summed = np.asarray(weighted.sum(axis=1)).ravel()
+    candidates = np.flatnonzero((best > 0) & _retrievable(view))
+    order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
+    return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
+
+
+def test_structural_bank_rows_equal_the_whole_product(graph_memory) -> None:
+    from memory.snapshot_view import QueryContext
+    from memory.strategies.kgermar_fusion import _entity_segments
+
+    view = graph_memory._view
+    query = QueryContext("Where does Priya Natarajan work?", 5)
+    ids = view.entities.column("entity_id").to_pylist()
+    rng = np.random.default_rng(0)
+    cases = [
+        [],
+        [("no-such-entity", 0.9)],
+        [(ids[0], -0.2)],
+        [(e, 0.5) for e in ids[:6]],
+        *[
+            [
+                (ids[i], round(float(s), 2))
+                for i, s in zip(
+                    rng.choice(len(ids), 12, replace=False), rng.uniform(-0.2, 1, 12), strict=True
+                )
+            ]
+            for _ in range(20)
+        ],
+    ]
+    for entities in cases:
+        for budget in (3, 50):
+            got = _entity_segments(view, query, entities, budget)
+            assert got == _entity_segments_whole(view, query, entities, budget)
+    assert any(_entity_segments(view, query, c, 50) for c in cases)

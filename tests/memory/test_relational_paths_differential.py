@@ -1,0 +1,87 @@
+"""GRAM's path search on arrays (`memory.relational_paths`) against the edge-by-edge search
+it replaced (`tests/memory/relational_paths_reference.py`): the same paths in the same
+order, the same truncation, and scores equal bit for bit, on random multigraphs with hubs,
+parallel facts and self-loops, and on the sample snapshot's graph."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from memory import relational_paths as fast
+from memory.graph import MemoryGraph, graph_of
+from memory.snapshot_view import QueryContext
+from tests.memory import relational_paths_reference as reference
+from tests.memory.test_gram_paths import _graph
+
+
+def _random_graph(seed: int, entities: int = 30, facts: int = 120) -> MemoryGraph:
+    """Facts drawn with a skew towards low entity numbers (hubs), so some pairs are joined
+    many times over and some searches hit their limit."""
+    rng = np.random.default_rng(seed)
+    ends = np.minimum(rng.geometric(0.12, size=(facts, 2)) - 1, entities - 1)
+    triples = [(int(h), int(t)) for h, t in ends]
+    return _graph(triples, [f"n{i}" for i in range(entities)])
+
+
+def _same(got: fast.Search, want: reference.Search) -> None:
+    assert got.paths == want.paths
+    assert got.truncated == want.truncated
+    assert len(got) == len(want.paths)
+    assert [got.path(i) for i in range(len(got))] == want.paths
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_paths_match_the_edge_by_edge_search(seed: int) -> None:
+    graph = _random_graph(seed)
+    rng = np.random.default_rng(100 + seed)
+    pairs = [tuple(int(e) for e in rng.choice(graph.n_entities, 2)) for _ in range(8)]
+    for (source, target), max_length, limit in itertools.product(
+        [*pairs, (0, 1), (0, 0)], [1, 2, 3, 4, 5], [3, 40, 400, 10_000]
+    ):
+        _same(
+            fast.paths_between(graph, source, target, max_length, limit),
+            reference.paths_between(graph, source, target, max_length, limit),
+        )
+    for source, max_length, limit in itertools.product([0, 1, 7, 29], [1, 2, 3], [1, 5, 300]):
+        _same(
+            fast.paths_from(graph, source, max_length, limit),
+            reference.paths_from(graph, source, max_length, limit),
+        )
+
+
+def test_truncation_is_exercised() -> None:
+    graph = _random_graph(0)
+    assert fast.paths_from(graph, 0, 3, 300).truncated
+    assert fast.paths_between(graph, 0, 1, 4, 40).truncated
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scores_equal_the_per_path_loop_bit_for_bit(seed: int) -> None:
+    graph = _random_graph(seed)
+    rng = np.random.default_rng(seed)
+    similarity = rng.uniform(-1, 1, len(graph.fact_head))
+    confidence = rng.uniform(0, 1, len(graph.fact_head))
+    for search in (fast.paths_from(graph, 0, 4, 5000), fast.paths_between(graph, 0, 3, 5, 5000)):
+        want = reference.path_scores(search.paths, similarity, confidence)
+        assert search.scores(similarity, confidence).tobytes() == want.tobytes()
+        assert fast.path_scores(search.paths, similarity, confidence).tobytes() == want.tobytes()
+        assert np.array_equal(search.facts(), sorted({f for p in search.paths for f in p.facts}))
+        assert search.lengths() == {
+            n: sum(len(p) == n for p in search.paths) for n in {len(p) for p in search.paths}
+        }
+
+
+def test_paths_match_on_the_sample_graph(graph_memory) -> None:
+    graph = graph_of(graph_memory._view, QueryContext("", 5))
+    degree = np.diff(graph.entity_facts.indptr)
+    anchors = [int(e) for e in np.argsort(-degree, kind="stable")[:8]]
+    for source, target in itertools.permutations(anchors, 2):
+        _same(
+            fast.paths_between(graph, source, target, 3, 2000),
+            reference.paths_between(graph, source, target, 3, 2000),
+        )
+    for source in anchors:
+        _same(fast.paths_from(graph, source, 3, 50), reference.paths_from(graph, source, 3, 50))
