@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from memory.graph import graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
+from memory.top import top_positions
 
 PHRASE_WEIGHT = 0.3
 """Factor on the links of phrase nodes (`transforms.phrases`), against 1 for entities and
@@ -209,19 +210,6 @@ def _distinct(positions: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     order = np.arange(len(positions))
     scratch[positions] = order
     return positions[scratch[positions] == order]
-
-
-def top_positions(values: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the `count` largest `values`, largest first, ties by position: exactly
-    `np.argsort(-values, kind="stable")[:count]`, by a partition and a sort of the few
-    values at or above the count-th, not of them all."""
-    if count <= 0 or not len(values):
-        return np.zeros(0, np.int64)
-    if count >= len(values):
-        return np.argsort(-values, kind="stable")
-    kth = np.partition(values, len(values) - count)[len(values) - count]
-    head = np.flatnonzero(values >= kth)
-    return head[np.argsort(-values[head], kind="stable")][:count]
 
 
 def passage_graph(view: SnapshotView, query: QueryContext) -> PassageGraph:

@@ -12,14 +12,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
 from memory import Memory
-from memory.passage_graph import (
-    WALK_THRESHOLD,
-    PassageGraph,
-    passage_graph,
-    top_positions,
-    transition_of,
-)
+from memory.passage_graph import WALK_THRESHOLD, PassageGraph, passage_graph, transition_of
 from memory.snapshot_view import QueryContext
+from memory.top import top_positions
 
 DAMPING = 0.5
 SEGMENTS, NODES = 300, 120
@@ -128,10 +123,13 @@ def test_the_exact_path_is_the_power_iteration_and_unreached_segments_come_last(
 
 def test_top_positions_is_the_stable_argsort() -> None:
     rng = np.random.default_rng(0)
-    values = rng.integers(0, 20, 500).astype(np.float64)  # many ties
-    for count in (0, 1, 7, 100, 499, 500, 600):
-        expected = np.argsort(-values, kind="stable")[:count]
-        assert top_positions(values, count).tolist() == expected.tolist()
+    for values in (
+        rng.integers(0, 20, 500).astype(np.float64),  # many ties
+        rng.normal(size=500).astype(np.float32),
+    ):
+        for count in (0, 1, 7, 100, 499, 500, 600):
+            expected = np.argsort(-values, kind="stable")[:count]
+            assert top_positions(values, count).tolist() == expected.tolist()
 
 
 QUERIES = [
