@@ -19,6 +19,7 @@ from lancedb.query import LanceQueryBuilder
 
 from memory.graph import MemoryGraph, graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
+from memory.top import top_positions
 from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 
@@ -139,7 +140,7 @@ def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple
     if not graph.facts:
         return []
     similarity = graph.fact_vectors @ view.embed_query(query.text)
-    top = np.argsort(-similarity, kind="stable")[:k]
+    top = top_positions(similarity, k)
     return [(int(i), round(float(similarity[i]), 4)) for i in top]
 
 

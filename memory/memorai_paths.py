@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from memory.graph import MemoryGraph
 
 
@@ -41,9 +43,9 @@ def segment_paths(
     supported = {f for f in graph.facts_of_segment(segment) if f in fact_score}
     row = graph.mentions
     mentioned = set(row.indices[row.indptr[segment] : row.indptr[segment + 1]].tolist())
-    touching = set(supported)
-    for entity in mentioned:
-        touching.update(edge.fact for edge in graph.edges(entity) if edge.fact in fact_score)
+    # the facts of the entities it mentions: their CSR rows at once, no Edge per fact
+    theirs = graph.entity_facts[sorted(mentioned)].indices if mentioned else []
+    touching = set(supported) | {f for f in set(np.asarray(theirs).tolist()) if f in fact_score}
     paths: set[tuple[int, ...]] = set()
     for fact in touching:
         ends = (int(graph.fact_head[fact]), int(graph.fact_tail[fact]))

@@ -92,7 +92,7 @@ def build_structure(graph: MemoryGraph) -> Structure:
     entity_segment = graph.entity_segments.astype(np.float64)
     entity_fact = abs(graph.entity_facts).astype(np.float64)
     segment_fact = graph.segment_facts.astype(np.float64)
-    adjacency = _binary(
+    adjacency = binary_pattern(
         sp.bmat(
             [
                 [None, entity_segment, entity_fact],
@@ -104,23 +104,29 @@ def build_structure(graph: MemoryGraph) -> Structure:
     )
     n_e = graph.n_entities
     related = sp.block_diag(
-        [_binary(graph.entity_adjacency), sp.csr_matrix((adjacency.shape[0] - n_e,) * 2)]
+        [binary_pattern(graph.entity_adjacency), sp.csr_matrix((adjacency.shape[0] - n_e,) * 2)]
     )
     return Structure(
         adjacency=adjacency,
-        expansion=_binary(adjacency + related),
+        expansion=binary_pattern(adjacency + related),
         n_entities=n_e,
         n_segments=len(graph.segment_ids),
         n_facts=len(graph.facts),
     )
 
 
-def _binary(matrix: sp.spmatrix) -> sp.csr_matrix:
-    binary = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
-    binary.setdiag(0)
-    binary.eliminate_zeros()
-    binary.data[:] = 1.0
-    return binary
+def binary_pattern(matrix: sp.spmatrix) -> sp.csr_matrix:
+    """1 where `matrix` has a nonzero entry off the diagonal: the stored entries are
+    masked in place of scipy's `setdiag(0)`, which goes through COO and took 8 of the 12 s
+    of the structure at 1M facts."""
+    source = sp.csr_matrix(matrix)
+    source.sum_duplicates()
+    rows = np.repeat(np.arange(source.shape[0]), np.diff(source.indptr))
+    kept = (source.indices != rows) & (source.data != 0)
+    indptr = np.zeros(source.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows[kept], minlength=source.shape[0]), out=indptr[1:])
+    indices = source.indices[kept]
+    return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=source.shape)
 
 
 def global_nodes(

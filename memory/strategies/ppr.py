@@ -21,7 +21,9 @@ shares with the first) can rise, and one the walk leaves alone keeps its flat st
 Chosen on the dev sets where HippoRAG is silent or differs (it seeds passages at weight
 0.05 beside phrase nodes; with our sparse LLM-free graph, query-node seeds of a third of
 the mass cost 5 points of MuSiQue recall@5, hence the small share). Options:
-`damping`, `temperature`, `query_link_share`, `flat_share`.
+`damping`, `temperature`, `query_link_share`, `flat_share`, `walk_threshold` (the local
+walk's push threshold, `memory.passage_graph.WALK_THRESHOLD`; 0 walks the whole graph by
+power iteration).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 from memory.flat_prior import TEMPERATURE, flat_prior
 from memory.graph import graph_of
 from memory.linking import named_entities, phrase_keys, query_entities
-from memory.passage_graph import PHRASE_PREFIX, passage_graph
+from memory.passage_graph import PHRASE_PREFIX, WALK_THRESHOLD, passage_graph
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS
@@ -81,9 +83,11 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
             reset[graph.n_segments + graph.node_position[entity]] += share * weight / total
     if reset.sum() == 0:
         return Ranking([], {"strategy": "hipporag_ppr", "seeds": {}})
-    mass = graph.walk(reset, damping)[: graph.n_segments]
-    reached = np.argsort(-mass, kind="stable")[:CANDIDATES]
-    walked = [(graph.segment_ids[i], float(np.log(mass[i] + 1e-12))) for i in reached]
+    threshold = float(options.get("walk_threshold", WALK_THRESHOLD))
+    reached, mass = graph.top_segments(reset, damping, CANDIDATES, threshold)
+    walked = [
+        (graph.segment_ids[i], float(np.log(m + 1e-12))) for i, m in zip(reached, mass, strict=True)
+    ]
 
     def weights_of(segment: str) -> dict[str, float]:
         share = flat_share[CORPUS_KINDS.get(view.segment_kind(segment), "documents")]
@@ -107,6 +111,9 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
                 name(e): round(w, 4) for e, w in sorted(links.items(), key=lambda x: -x[1])
             },
             "named_in_query": sorted(name(e) for e in named),
-            "walk_top": {graph.segment_ids[i]: round(float(mass[i]), 6) for i in reached[:5]},
+            "walk_top": {
+                graph.segment_ids[i]: round(float(m), 6)
+                for i, m in zip(reached[:5], mass, strict=False)
+            },
         },
     )

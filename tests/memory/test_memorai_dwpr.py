@@ -13,6 +13,7 @@ from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
+    binary_pattern,
     build_structure,
     edge_weights,
     global_nodes,
@@ -214,3 +215,28 @@ def test_query_naming_nothing_still_ranks(graph_memory):
     )
     assert 1 <= len(result.hits) <= 5
     assert result.explanation["seeds"]["segments"]
+
+
+def _binary_by_setdiag(matrix: sp.spmatrix) -> sp.csr_matrix:
+    """The structure's former 0/1 pattern: scipy's setdiag(0), then the zeros dropped."""
+    binary = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
+    binary.setdiag(0)
+    binary.eliminate_zeros()
+    binary.data[:] = 1.0
+    return binary
+
+
+def test_binary_pattern_equals_the_setdiag_one() -> None:
+    """Same entries in the same order as setdiag, on matrices with duplicates that cancel,
+    explicit zeros and diagonal entries, in every sparse format."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n, m = int(rng.integers(1, 60)), int(rng.integers(0, 300))
+        values = rng.integers(-2, 3, m).astype(np.float64)
+        matrix = sp.coo_matrix((values, (rng.integers(0, n, m), rng.integers(0, n, m))), (n, n))
+        for form in (matrix, matrix.tocsr(), matrix.tocsc()):
+            expected, got = _binary_by_setdiag(form), binary_pattern(form)
+            assert got.shape == expected.shape
+            assert np.array_equal(got.indptr, expected.indptr)
+            assert np.array_equal(got.indices, expected.indices)
+            assert np.array_equal(got.data, expected.data)
