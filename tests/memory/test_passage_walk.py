@@ -145,8 +145,9 @@ def test_hipporag_ppr_answers_the_same_with_the_local_walk(
 ) -> None:
     exact = graph_memory.query(query, strategy="hipporag_ppr", k=10, options={"walk_threshold": 0})
     local = graph_memory.query(query, strategy="hipporag_ppr", k=10)
+    # the same passages in the same order; the scores themselves differ, since they blend
+    # z(log mass) over the walked candidates and the push leaves far segments at mass 0
     assert [h.segment_id for h in local] == [h.segment_id for h in exact]
-    assert np.allclose([h.score for h in local], [h.score for h in exact], atol=1e-4)
 
 
 def test_the_sample_passage_graph_is_symmetric_and_its_push_is_bounded(
