@@ -20,6 +20,9 @@ from memory.snapshot_view import QueryContext
 from tests.memory import astar_reference, beam_reference
 from tests.memory import water_circles_reference as reference
 
+UNBOUNDED = WaterCirclesParams(max_ring_crossings=None)
+"""The paper's rings, without the hub budget the reference loop does not have."""
+
 
 def _random_hypergraph(seed: int, n_nodes: int = 2_500, n_facts: int = 10_000) -> Hypergraph:
     rng = np.random.default_rng(seed)
@@ -64,14 +67,18 @@ def _same_shortest_paths(hypergraph: Hypergraph, linked: list[int], params: ASta
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("linked", [[0], [0, 7], [3, 11, 40], [2_400, 5, 2_400], [2_499]], ids=str)
 def test_random_10k_fact_hypergraphs(seed: int, linked: list[int]) -> None:
-    _same(_random_hypergraph(seed), linked, WaterCirclesParams())
+    _same(_random_hypergraph(seed), linked, UNBOUNDED)
 
 
 @pytest.mark.parametrize("barred", [(EPISODE,), (FACT, THESIS)])
 def test_restricted_and_unstrict(barred: tuple[int, ...]) -> None:
     hypergraph = _random_hypergraph(2).restricted(barred)
-    _same(hypergraph, [1, 9], WaterCirclesParams(strict_filter=False, max_depth=2))
-    _same(hypergraph, [1, 9, 30], WaterCirclesParams(max_depth=4))
+    _same(
+        hypergraph,
+        [1, 9],
+        WaterCirclesParams(strict_filter=False, max_depth=2, max_ring_crossings=None),
+    )
+    _same(hypergraph, [1, 9, 30], WaterCirclesParams(max_depth=4, max_ring_crossings=None))
 
 
 def test_sample_hypergraph(graph_memory) -> None:
@@ -82,7 +89,7 @@ def test_sample_hypergraph(graph_memory) -> None:
     hubs = np.argsort(-degree, kind="stable")[:6].tolist()
     similarity = hypergraph.vectors @ hypergraph.vectors[0]
     for linked in ([hubs[0]], hubs[:2], hubs[1:4], hubs):
-        _same(hypergraph, linked, WaterCirclesParams())
+        _same(hypergraph, linked, UNBOUNDED)
         _same_beams(hypergraph, linked, similarity, BeamParams())
         _same_shortest_paths(hypergraph, linked, AStarParams())
 
