@@ -1,0 +1,80 @@
+"""Test oracle: REAL's expansion and counterfactual repair as they were before an entity's
+edges were read once a query and filtered and ranked as arrays (a hop object per edge,
+its filters read per visit), kept verbatim so the differential test can check that
+`SearchSpace.expand` and `Repairer.__call__` return identical paths. Not product code."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.real.paths import Hop, Path
+from memory.real.repair import CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, Repairer, template_for
+from memory.real.space import SearchSpace
+from transforms.graph_links import linearize
+
+
+def top_m(space: SearchSpace, path: Path, hops: list[Hop]) -> list[Path]:
+    if not hops:
+        return []
+    similarity = np.stack([hop.vector for hop in hops]) @ space.query_vector
+    order = np.argsort(-similarity, kind="stable")[: space.m]
+    return [path.extend(hops[i]) for i in order]
+
+
+def expand(space: SearchSpace, path: Path) -> list[Path]:
+    hops = [
+        space.fact_hop(path, edge)
+        for edge in space.open_edges(path)
+        if not space.failed_filters(edge.fact, path.intent)
+    ]
+    return top_m(space, path, hops)
+
+
+def repair(repairer: Repairer, path: Path) -> list[Path]:
+    hops = _rule_hops(repairer, path)
+    if CO_OCCURRENCE in repairer.templates:
+        hops += _co_occurrence_hops(repairer, path)
+    return top_m(repairer.space, path, hops)
+
+
+def _rule_hops(repairer: Repairer, path: Path) -> list[Hop]:
+    space = repairer.space
+    graph, hops = space.graph, []
+    for edge in space.open_edges(path):
+        failed = space.failed_filters(edge.fact, path.intent)
+        relation = graph.facts[edge.fact]["relation"]
+        template = template_for(failed, relation, space.label(edge.fact))
+        if template in repairer.templates:
+            hops.append(space.fact_hop(path, edge, repair=template))
+    return hops
+
+
+def _co_occurrence_hops(repairer: Repairer, path: Path) -> list[Hop]:
+    space = repairer.space
+    graph = space.graph
+    source = path.end
+    shared = (graph.entity_segments[source] @ graph.mentions).tocsr()
+    linked = {edge.other for edge in graph.edges(source)}
+    hops = []
+    for target in shared.indices.tolist():
+        if target == source or target in linked or path.visits(target):
+            continue
+        vector = space.entity_vectors[target] if len(space.entity_vectors) else None
+        if vector is None or not np.any(vector):
+            continue
+        source_name, target_name = graph.entity_names[source], graph.entity_names[target]
+        hops.append(
+            Hop(
+                fact=None,
+                source=source,
+                target=target,
+                relation="co_occurs",
+                target_name=target_name,
+                text=linearize(source_name, "co_occurs", target_name),
+                confidence=CO_OCCURRENCE_CONFIDENCE,
+                target_type=space.entity_types[target],
+                repair=CO_OCCURRENCE,
+                vector=vector,
+            )
+        )
+    return hops
