@@ -41,6 +41,7 @@ from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.facts import THETA_STABLE
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
+INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
 
 
 def search_graph(view: SnapshotView, query: QueryContext) -> MemoryGraph:
@@ -121,15 +122,16 @@ class SearchSpace:
         f = self.graph.facts[fact]
         return fact_intent(f["relation"], f["cardinality"], f["valid_to"] is not None)
 
-    def failed_filters(self, fact: int, intent: str) -> frozenset[str]:
-        """The filters the fact does not pass for a beam of `intent` (empty: it passes)."""
+    def failed_filters(self, fact: int, intent: str, label: str | None = None) -> frozenset[str]:
+        """The filters the fact does not pass for a beam of `intent` (empty: it passes);
+        `label` is the fact's, when the caller has it."""
         f = self.graph.facts[fact]
         failed = set()
         if not time_valid(f, self.reference_time):
             failed.add(TIME)
         if not (self.speculative or float(f["confidence"]) >= self.theta_stable):
             failed.add(STABILITY)
-        if not compatible(intent, self.label(fact)):
+        if not compatible(intent, label or self.label(fact)):
             failed.add(INTENT)
         return frozenset(failed)
 
@@ -142,10 +144,11 @@ class SearchSpace:
         facts = np.array([e.fact for e in edges], np.int64)
         time_failed, stability_failed, labels = [], [], []
         for fact in facts.tolist():
-            failed = self.failed_filters(fact, FACT)
+            label = self.label(fact)
+            failed = self.failed_filters(fact, FACT, label)
             time_failed.append(TIME in failed)
             stability_failed.append(STABILITY in failed)
-            labels.append(INTENTS.index(self.label(fact)))
+            labels.append(INTENT_INDEX[label])
         known = self._edges[entity] = EntityEdges(
             facts=facts,
             others=np.array([e.other for e in edges], np.int64),

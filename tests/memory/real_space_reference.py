@@ -1,12 +1,18 @@
 """Test oracle: REAL's expansion and counterfactual repair as they were before an entity's
 edges were read once a query and filtered and ranked as arrays (a hop object per edge,
 its filters read per visit), kept verbatim so the differential test can check that
-`SearchSpace.expand` and `Repairer.__call__` return identical paths. Not product code."""
+`SearchSpace.expand` and `Repairer.__call__` return identical paths; and the segment
+ranking as it was before its credits were taken as arrays (`rank_segments`). Not product
+code."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
+from memory.graph import MemoryGraph
+from memory.real.evidence import MAX_PATHS, MENTION_WEIGHT, Evidence, supporting_segments
 from memory.real.paths import Hop, Path
 from memory.real.repair import CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, Repairer, template_for
 from memory.real.space import SearchSpace
@@ -78,3 +84,31 @@ def _co_occurrence_hops(repairer: Repairer, path: Path) -> list[Hop]:
             )
         )
     return hops
+
+
+def rank_segments(
+    graph: MemoryGraph, evidence: list[Evidence], k: int
+) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
+    """Top-k (segment id, score) from the evidence, and the paths behind each segment."""
+    scores: dict[int, float] = {}
+    paths: dict[int, list[str]] = {}
+
+    def credit(segment: int, score: float, path: Path) -> None:
+        if score > scores.get(segment, float("-inf")):
+            scores[segment] = score
+        texts = paths.setdefault(segment, [])
+        if path.text not in texts and len(texts) < MAX_PATHS:
+            texts.append(path.text)
+
+    for item in evidence:
+        for hop in item.path.hops:
+            for segment in supporting_segments(graph, hop):
+                credit(segment, item.score, item.path)
+    for item in evidence:
+        entities = set(item.path.entities)
+        mentioned = Counter(s for e in entities for s in graph.segments_of_entity(e))
+        for segment, count in mentioned.items():
+            credit(segment, MENTION_WEIGHT * item.score * count / len(entities), item.path)
+    top = sorted(scores, key=lambda s: (-scores[s], s))[:k]
+    scored = [(graph.segment_ids[s], round(scores[s], 6)) for s in top]
+    return scored, {graph.segment_ids[s]: paths[s] for s in top}
