@@ -14,9 +14,8 @@ import numpy as np
 from memory.graph import MemoryGraph
 from memory.real.evidence import MAX_PATHS, MENTION_WEIGHT, Evidence, supporting_segments
 from memory.real.paths import Hop, Path
-from memory.real.repair import CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, Repairer, template_for
+from memory.real.repair import CO_OCCURRENCE, Repairer, template_for
 from memory.real.space import SearchSpace
-from transforms.graph_links import linearize
 
 
 def top_m(space: SearchSpace, path: Path, hops: list[Hop]) -> list[Path]:
@@ -68,21 +67,7 @@ def _co_occurrence_hops(repairer: Repairer, path: Path) -> list[Hop]:
         vector = space.entity_vectors[target] if len(space.entity_vectors) else None
         if vector is None or not np.any(vector):
             continue
-        source_name, target_name = graph.entity_names[source], graph.entity_names[target]
-        hops.append(
-            Hop(
-                fact=None,
-                source=source,
-                target=target,
-                relation="co_occurs",
-                target_name=target_name,
-                text=linearize(source_name, "co_occurs", target_name),
-                confidence=CO_OCCURRENCE_CONFIDENCE,
-                target_type=space.entity_types[target],
-                repair=CO_OCCURRENCE,
-                vector=vector,
-            )
-        )
+        hops.append(repairer.co_occurrence_hop(path, target))  # the hop itself, not the loop
     return hops
 
 
