@@ -154,6 +154,10 @@ class SelectedRows:
     def __getitem__(self, key: Any) -> np.ndarray:
         return np.asarray(self._matrix[self._positions[key]])
 
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """Selected rows `rows` (positions within the selection), copied."""
+        return np.asarray(self._matrix[self._positions[rows]])
+
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         """Products of the selected rows with `vector`: the product runs over the whole
         (mapped) matrix in place and is then selected, which costs a few more rows than
@@ -186,6 +190,21 @@ class StackedRows:
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         products = [np.asarray(b @ vector, np.float32) for b in self._blocks if len(b)]
         return np.concatenate(products) if products else np.zeros(0, np.float32)
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """Rows `rows` (any order, repeats allowed) as one array, gathered block by block."""
+        rows = np.asarray(rows, np.int64)
+        width = self.shape[1]
+        dtypes = [np.asarray(b[:0]).dtype for b in self._blocks if len(b)]
+        taken = np.empty((len(rows), width), np.result_type(*dtypes) if dtypes else np.float32)
+        block = np.searchsorted(self._ends, rows, side="right")
+        starts = np.r_[0, self._ends[:-1]]
+        for b in np.unique(block).tolist():
+            at = np.flatnonzero(block == b)
+            part = self._blocks[b]
+            local = rows[at] - starts[b]
+            taken[at] = part.take(local) if isinstance(part, SelectedRows) else part[local]
+        return taken
 
     def __getitem__(self, row: int) -> np.ndarray:
         block = int(np.searchsorted(self._ends, row, side="right"))

@@ -1,9 +1,9 @@
 """PersonalAI's BeamSearch retriever: from each linked query node, up to `max_paths` paths
 grown step by step, keeping the most relevant to the question at every step.
 
-Each step's candidate extensions are generated and ranked as arrays (`_candidates`: a
-row selection of the hypergraph's member matrix per beam); only the candidates the
-greedy selection looks at become path objects.
+Each step's candidate extensions are generated and ranked as arrays (`_candidates`: the
+beams' hyperedges and their members gathered at once) and taken by array passes
+(`_choose`); only the candidates taken become path objects.
 
 Paper (§3, App. F): paths are built as in beam-search decoding; `max_depth = 5`,
 `max_paths = 10`; same-path node revisits, node sharing between different paths and
@@ -30,17 +30,19 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from memory.personalai.hypergraph import Hypergraph
+from memory.personalai.hypergraph import EdgeSimilarity, Hypergraph, row_entries
 from memory.personalai.traversal import Step, Traversal
 
 ALGORITHM = "beam_search"
 SORTING_MODES = ("mixed", "ended_first", "continuous_first")
+HEAD = 8
+"""Candidates per beam slot sorted first (`_best_first`); the rest only if needed."""
 
 
 @dataclass(frozen=True)
@@ -91,33 +93,33 @@ class BeamPath:
 def beam_paths(
     hypergraph: Hypergraph,
     start: int,
-    similarity: np.ndarray,
+    similarity: np.ndarray | EdgeSimilarity,
     params: BeamParams = BeamParams(),
 ) -> list[tuple[BeamPath, bool]]:
     """The final (path, ended) list from `start`, best first."""
     beams, ended = [BeamPath(start)], []
     for _ in range(params.max_depth):
         parents, edges, targets, relevance = _candidates(hypergraph, beams, similarity, params)
-        order = np.argsort(-relevance, kind="stable")  # the loop's stable sort, best first
         taken_nodes = {n for p in ended for n in p.nodes[1:]}
         taken_rels = {s.hyperedge for p in ended for s in p.steps}
-        selected, extended_parents = [], set()
-        for at in order.tolist():
-            if len(selected) == params.max_paths:
+        for order in _best_first(relevance, HEAD * params.max_paths):
+            chosen = _choose(
+                beams,
+                parents[order],
+                edges[order],
+                targets[order],
+                set(taken_nodes),
+                set(taken_rels),
+                params,
+            )
+            if len(chosen) == params.max_paths or len(order) == len(relevance):
                 break
+        selected, extended_parents = [], set()
+        for at in order[chosen].tolist():
             parent = int(parents[at])
-            source = beams[parent].last
-            step = Step(int(edges[at]), source, int(targets[at]))
-            path = beams[parent].extended(step, float(similarity[step.hyperedge]))
-            nodes, rels = set(path.nodes[1:]), {s.hyperedge for s in path.steps}
-            if not params.diff_paths_intersection_by_node and nodes & taken_nodes:
-                continue
-            if not params.diff_paths_intersection_by_rel and rels & taken_rels:
-                continue
-            selected.append(path)
+            step = Step(int(edges[at]), beams[parent].last, int(targets[at]))
+            selected.append(beams[parent].extended(step, float(similarity[step.hyperedge])))
             extended_parents.add(parent)
-            taken_nodes |= nodes
-            taken_rels |= rels
         ended += [p for i, p in enumerate(beams) if i not in extended_parents and p.steps]
         beams = selected
         if not beams:
@@ -125,31 +127,96 @@ def beam_paths(
     return _final(ended, beams, params)
 
 
+def _best_first(relevance: np.ndarray, head: int) -> Iterator[np.ndarray]:
+    """The candidates best first (the loop's stable sort): first only the head of that
+    order, every candidate at least as relevant as the `head`-th best (a prefix of the
+    full order, ties kept whole), then the whole order, which the selection reads only
+    when the head did not fill the beams. A hub's beam step has tens of thousands of
+    candidates; sorting them all took most of a step at a million facts."""
+    if 0 < head < len(relevance):
+        threshold = np.partition(-relevance, head - 1)[head - 1]
+        at = np.flatnonzero(-relevance <= threshold)
+        yield at[np.argsort(-relevance[at], kind="stable")]
+    yield np.argsort(-relevance, kind="stable")
+
+
+def _choose(
+    beams: list[BeamPath],
+    parents: np.ndarray,
+    edges: np.ndarray,
+    targets: np.ndarray,
+    taken_nodes: set[int],
+    taken_rels: set[int],
+    params: BeamParams,
+) -> list[int]:
+    """Positions of the candidates (given best first) the greedy selection takes: each
+    one whose extended path shares no node (beyond the start) and no hyperedge with the
+    paths taken before it, unless the parameters allow sharing, up to `max_paths`.
+
+    A candidate's path is its beam's path plus one step, so the test splits into one on
+    the beam (its nodes and hyperedges, the same for all its candidates) and one on the
+    step's target and hyperedge; each pick is then one array pass over the candidates
+    after it, not a path object per candidate looked at (a hub's beam has thousands)."""
+    by_node = not params.diff_paths_intersection_by_node
+    by_rel = not params.diff_paths_intersection_by_rel
+    beam_nodes = [set(b.nodes[1:]) for b in beams]
+    beam_rels = [{s.hyperedge for s in b.steps} for b in beams]
+    chosen: list[int] = []
+    position = 0
+    while len(chosen) < params.max_paths and position < len(parents):
+        open_beams = np.array(
+            [
+                not (by_node and beam_nodes[b] & taken_nodes)
+                and not (by_rel and beam_rels[b] & taken_rels)
+                for b in range(len(beams))
+            ]
+        )
+        admissible = open_beams[parents[position:]]
+        if by_node and taken_nodes:
+            admissible &= ~np.isin(targets[position:], list(taken_nodes))
+        if by_rel and taken_rels:
+            admissible &= ~np.isin(edges[position:], list(taken_rels))
+        hits = np.flatnonzero(admissible)
+        if not len(hits):
+            break
+        at = position + int(hits[0])
+        chosen.append(at)
+        beam = int(parents[at])
+        taken_nodes |= beam_nodes[beam] | {int(targets[at])}
+        taken_rels |= beam_rels[beam] | {int(edges[at])}
+        position = at + 1
+    return chosen
+
+
 def _candidates(
-    hypergraph: Hypergraph, beams: list[BeamPath], similarity: np.ndarray, params: BeamParams
+    hypergraph: Hypergraph,
+    beams: list[BeamPath],
+    similarity: np.ndarray | EdgeSimilarity,
+    params: BeamParams,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every admissible one-step extension of the beams, as arrays in the order the beams,
     their last node's hyperedges and those hyperedges' members come: (parent beam,
     hyperedge, target node, relevance of the extended path). The relevance is computed in
     the same float operations as `BeamPath.relevance`, so ties and order are the same.
     `beams` is never empty (the search stops when no beam is left)."""
-    parts: list[tuple[np.ndarray, ...]] = []
+    lasts = np.array([path.last for path in beams], np.int64)
+    beam_of, hyperedges = row_entries(hypergraph.incidence, lasts)
+    at, target = row_entries(hypergraph.members, hyperedges)
+    parent, edge = beam_of[at], hyperedges[at]
+    keep = target != lasts[parent]
+    if not params.same_path_intersection_by_node:
+        depth = max(len(path.nodes) for path in beams)
+        on_path = np.full((len(beams), depth), -1, np.int64)
+        for b, path in enumerate(beams):
+            on_path[b, : len(path.nodes)] = path.nodes
+        keep &= ~(on_path[parent] == target[:, None]).any(axis=1)
+    parent, edge, target = parent[keep], edge[keep], target[keep]
+    score = similarity[edge].astype(np.float64)
+    totals = np.array([sum(path.scores) for path in beams], np.float64)
+    counts = np.array([len(path.scores) for path in beams], np.int64)
     alpha = params.mean_alpha
-    for parent, path in enumerate(beams):
-        hyperedges = hypergraph.hyperedges_of(path.last)
-        members = hypergraph.members[hyperedges]
-        edge = np.repeat(hyperedges, np.diff(members.indptr)).astype(np.int64)
-        target = np.asarray(members.indices, np.int64)
-        keep = target != path.last
-        if not params.same_path_intersection_by_node:
-            keep &= ~np.isin(target, path.nodes)
-        edge, target = edge[keep], target[keep]
-        score = np.asarray(similarity, np.float64)[edge]
-        total = sum(path.scores) + score
-        relevance = alpha * total / (len(path.scores) + 1) + (1 - alpha) * score
-        parts.append((np.full(len(edge), parent, np.int64), edge, target, relevance))
-    parents, edges, targets, relevance = (np.concatenate(c) for c in zip(*parts, strict=True))
-    return parents, edges, targets, relevance
+    relevance = alpha * (totals[parent] + score) / (counts[parent] + 1) + (1 - alpha) * score
+    return parent, edge, target, relevance
 
 
 def _final(
@@ -173,7 +240,7 @@ def _final(
 def beam_search(
     hypergraph: Hypergraph,
     linked: Sequence[int],
-    similarity: np.ndarray,
+    similarity: np.ndarray | EdgeSimilarity,
     params: BeamParams = BeamParams(),
     node_name: Callable[[int], Any] = int,
 ) -> Traversal:

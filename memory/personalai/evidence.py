@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from memory.linking import positions, query_entities
-from memory.personalai.hypergraph import FACT, THESIS, PersonalGraph
+from memory.personalai.hypergraph import FACT, THESIS, EdgeSimilarity, PersonalGraph
 from memory.personalai.traversal import Step, Traversal
 from memory.snapshot_view import QueryContext, SnapshotView
 
@@ -56,16 +56,21 @@ def linked_nodes(
     return dict(sorted(linked.items(), key=lambda item: (-item[1], item[0])))
 
 
-def filtered(traversal: Traversal, similarity: np.ndarray, top_n: int = TOP_N) -> list[int]:
-    """The Triplets Filter: retrieved hyperedges by similarity to the question, top N."""
-    return sorted(traversal.chains, key=lambda e: (-float(similarity[e]), e))[:top_n]
+def filtered(
+    traversal: Traversal, similarity: np.ndarray | EdgeSimilarity, top_n: int = TOP_N
+) -> list[int]:
+    """The Triplets Filter: retrieved hyperedges by similarity to the question (ties to
+    the smaller index), top N."""
+    retrieved = np.fromiter(traversal.chains, np.int64, len(traversal.chains))
+    closeness = -similarity[retrieved].astype(np.float64)
+    return retrieved[np.lexsort((retrieved, closeness))][:top_n].tolist()
 
 
 def ranked_segments(
     personal: PersonalGraph,
     traversal: Traversal,
     kept: list[int],
-    similarity: np.ndarray,
+    similarity: np.ndarray | EdgeSimilarity,
     question: np.ndarray,
     k: int,
 ) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:

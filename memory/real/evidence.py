@@ -11,8 +11,9 @@ its best score and lists the linearized paths that led to it (at most `MAX_PATHS
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 from memory.graph import MemoryGraph
 from memory.real.paths import Hop, Path, Scores, path_score
@@ -58,26 +59,44 @@ def supporting_segments(graph: MemoryGraph, hop: Hop) -> list[int]:
 def rank_segments(
     graph: MemoryGraph, evidence: list[Evidence], k: int
 ) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
-    """Top-k (segment id, score) from the evidence, and the paths behind each segment."""
-    scores: dict[int, float] = {}
-    paths: dict[int, list[str]] = {}
+    """Top-k (segment id, score) from the evidence, and the paths behind each segment.
 
-    def credit(segment: int, score: float, path: Path) -> None:
-        if score > scores.get(segment, float("-inf")):
-            scores[segment] = score
-        texts = paths.setdefault(segment, [])
-        if path.text not in texts and len(texts) < MAX_PATHS:
-            texts.append(path.text)
+    The credits (segment, score, path) come in a fixed order: every path's supporting
+    segments, then every path's mentioning segments. A segment scores its best credit and
+    lists the first `MAX_PATHS` distinct path texts of its credits, in that order. Scores
+    are taken over all credits as arrays (a hub entity is mentioned by thousands of
+    segments); the texts are replayed for the k segments returned only."""
+    segments: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    items: list[np.ndarray] = []
 
-    for item in evidence:
+    def credit(at: np.ndarray, score: np.ndarray | float, item: int) -> None:
+        segments.append(np.asarray(at, np.int64))
+        values.append(np.broadcast_to(np.asarray(score, np.float64), (len(at),)))
+        items.append(np.full(len(at), item, np.int64))
+
+    for i, item in enumerate(evidence):
         for hop in item.path.hops:
-            for segment in supporting_segments(graph, hop):
-                credit(segment, item.score, item.path)
-    for item in evidence:
+            credit(np.array(supporting_segments(graph, hop), np.int64), item.score, i)
+    for i, item in enumerate(evidence):
         entities = set(item.path.entities)
-        mentioned = Counter(s for e in entities for s in graph.segments_of_entity(e))
-        for segment, count in mentioned.items():
-            credit(segment, MENTION_WEIGHT * item.score * count / len(entities), item.path)
-    top = sorted(scores, key=lambda s: (-scores[s], s))[:k]
-    scored = [(graph.segment_ids[s], round(scores[s], 6)) for s in top]
-    return scored, {graph.segment_ids[s]: paths[s] for s in top}
+        mentioning = np.concatenate(
+            [np.asarray(graph.segments_of_entity(e), np.int64) for e in entities]
+        )
+        at, count = np.unique(mentioning, return_counts=True)
+        credit(at, MENTION_WEIGHT * item.score * count / len(entities), i)
+    if not segments or not sum(len(s) for s in segments):
+        return [], {}
+    segment, value, item_of = (np.concatenate(c) for c in (segments, values, items))
+    distinct, inverse = np.unique(segment, return_inverse=True)
+    best = np.full(len(distinct), -np.inf)
+    np.maximum.at(best, inverse, value)
+    top = np.lexsort((distinct, -best))[:k]
+    texts: dict[int, list[str]] = {int(distinct[t]): [] for t in top}
+    for at in np.flatnonzero(np.isin(inverse, top)).tolist():
+        listed = texts[int(segment[at])]
+        text = evidence[int(item_of[at])].path.text
+        if text not in listed and len(listed) < MAX_PATHS:
+            listed.append(text)
+    scored = [(graph.segment_ids[int(distinct[t])], round(float(best[t]), 6)) for t in top]
+    return scored, {graph.segment_ids[s]: listed for s, listed in texts.items()}

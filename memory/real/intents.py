@@ -30,6 +30,7 @@ free of LLM calls unless the evaluator is an LLM):
 
 from __future__ import annotations
 
+import functools
 import re
 
 from schemas.llm_outputs import Intent
@@ -108,8 +109,10 @@ def relation_words(relation: str) -> set[str]:
     return {w for w in re.split(r"[_\W]+", relation.lower()) if w}
 
 
+@functools.lru_cache(maxsize=65_536)
 def fact_intent(relation: str, cardinality: str | None, closed: bool) -> str:
-    """The intent label of a stored fact (see the module docstring)."""
+    """The intent label of a stored fact (see the module docstring); memoised, since a
+    graph has few distinct relations and a search labels the same ones again and again."""
     words = relation_words(relation)
     for intent in (CAUSAL, TEMPORAL, CONTRAST, EVOLUTION):
         if words & _RELATION_WORDS[intent]:
@@ -119,6 +122,7 @@ def fact_intent(relation: str, cardinality: str | None, closed: bool) -> str:
     return FACT
 
 
+@functools.lru_cache(maxsize=65_536)
 def is_taxonomic(relation: str) -> bool:
     words = relation_words(relation)
     return bool(words & TAXONOMIC_WORDS) or relation.lower() in {"is_a", "be_a", "subclass_of"}

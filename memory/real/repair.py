@@ -36,9 +36,9 @@ from collections.abc import Collection
 
 import numpy as np
 
-from memory.real.intents import CAUSAL, is_taxonomic
+from memory.real.intents import CAUSAL, INTENTS, is_taxonomic
 from memory.real.paths import Hop, Path
-from memory.real.space import INTENT, STABILITY, TIME, SearchSpace
+from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at
 from transforms.graph_links import linearize
 
 SYMMETRY = "symmetry"
@@ -76,48 +76,99 @@ class Repairer:
         self.templates = frozenset(templates)
 
     def __call__(self, path: Path) -> list[Path]:
-        hops = self.rule_hops(path)
-        if CO_OCCURRENCE in self.templates:
-            hops += self.co_occurrence_hops(path)
-        return self.space.top_m(path, hops)
+        """TopM of the rule hops and then the co-occurrence hops, ranked as arrays; hop
+        objects are built for the m kept only."""
+        edges = self.space.edges_of(path.end)
+        at, templates = self.rule_edges(path)
+        targets = (
+            self.co_occurrence_targets(path)
+            if CO_OCCURRENCE in self.templates
+            else np.zeros(0, np.int64)
+        )
+        if not len(at) and not len(targets):
+            return []
+        parts = [
+            *([self.space.fact_vectors(edges.facts[at])] if len(at) else []),
+            *([self.space.entity_vectors[targets]] if len(targets) else []),
+        ]
+        vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        kept = []
+        for i in self.space.best(vectors):
+            if i < len(at):
+                edge = edge_at(edges, int(at[i]))
+                kept.append(self.space.fact_hop(path, edge, repair=templates[i]))
+            else:
+                kept.append(self.co_occurrence_hop(path, int(targets[i - len(at)])))
+        return [path.extend(hop) for hop in kept]
 
     def rule_hops(self, path: Path) -> list[Hop]:
         """Fact edges of the path's end admitted by a filter-relaxing template."""
-        graph, hops = self.space.graph, []
-        for edge in self.space.open_edges(path):
-            failed = self.space.failed_filters(edge.fact, path.intent)
-            relation = graph.facts[edge.fact]["relation"]
-            template = template_for(failed, relation, self.space.label(edge.fact))
-            if template in self.templates:
-                hops.append(self.space.fact_hop(path, edge, repair=template))
-        return hops
+        edges = self.space.edges_of(path.end)
+        at, templates = self.rule_edges(path)
+        return [
+            self.space.fact_hop(path, edge_at(edges, int(i)), repair=template)
+            for i, template in zip(at.tolist(), templates, strict=True)
+        ]
+
+    def rule_edges(self, path: Path) -> tuple[np.ndarray, list[str]]:
+        """(positions among the end's edges of those a template admits, in edge order;
+        the template of each): an edge failing exactly one filter, under the template
+        `template_for` names for that filter and the fact's relation and label."""
+        space, edges = self.space, self.space.edges_of(path.end)
+        intent_failed = edges.intent_failed(path.intent)
+        failing = edges.time_failed.astype(int) + edges.stability_failed + intent_failed
+        at = np.flatnonzero(edges.open(path) & (failing == 1))
+        templates = []
+        for i in at.tolist():
+            failed = frozenset(
+                name
+                for name, fails in (
+                    (TIME, edges.time_failed[i]),
+                    (STABILITY, edges.stability_failed[i]),
+                    (INTENT, intent_failed[i]),
+                )
+                if fails
+            )
+            fact = int(edges.facts[i])
+            relation = space.graph.facts[fact]["relation"]
+            templates.append(template_for(failed, relation, INTENTS[edges.labels[i]]))
+        admitted = np.array([t in self.templates for t in templates], bool)
+        return at[admitted], [t for t, a in zip(templates, admitted, strict=True) if a]
 
     def co_occurrence_hops(self, path: Path) -> list[Hop]:
         """Hops to entities sharing a segment with the end entity but no fact with it."""
+        return [self.co_occurrence_hop(path, t) for t in self.co_occurrence_targets(path)]
+
+    def co_occurrence_targets(self, path: Path) -> np.ndarray:
+        """Entities sharing a segment with the end entity, linked to it by no fact, not on
+        the path and with a description vector, in the order the segment product gives."""
         graph, space = self.space.graph, self.space
         source = path.end
+        if not len(space.entity_vectors):
+            return np.zeros(0, np.int64)
         shared = (graph.entity_segments[source] @ graph.mentions).tocsr()
-        linked = {edge.other for edge in graph.edges(source)}
-        hops = []
-        for target in shared.indices.tolist():
-            if target == source or target in linked or path.visits(target):
-                continue
-            vector = space.entity_vectors[target] if len(space.entity_vectors) else None
-            if vector is None or not np.any(vector):
-                continue
-            source_name, target_name = graph.entity_names[source], graph.entity_names[target]
-            hops.append(
-                Hop(
-                    fact=None,
-                    source=source,
-                    target=target,
-                    relation="co_occurs",
-                    target_name=target_name,
-                    text=linearize(source_name, "co_occurs", target_name),
-                    confidence=CO_OCCURRENCE_CONFIDENCE,
-                    target_type=space.entity_types[target],
-                    repair=CO_OCCURRENCE,
-                    vector=vector,
-                )
-            )
-        return hops
+        targets = np.asarray(shared.indices, np.int64)
+        linked = space.edges_of(source).others
+        keep = (
+            (targets != source)
+            & ~np.isin(targets, linked)
+            & ~np.isin(targets, path.entities)
+            & space.entity_vectors[targets].any(axis=1)
+        )
+        return targets[keep]
+
+    def co_occurrence_hop(self, path: Path, target: int) -> Hop:
+        graph, space = self.space.graph, self.space
+        source_name, target_name = graph.entity_names[path.end], graph.entity_names[target]
+        return Hop(
+            fact=None,
+            source=path.end,
+            target=target,
+            relation="co_occurs",
+            target_name=target_name,
+            text=linearize(source_name, "co_occurs", target_name),
+            confidence=CO_OCCURRENCE_CONFIDENCE,
+            target_type=space.entity_types[target],
+            repair=CO_OCCURRENCE,
+            vector=space.entity_vectors[target],
+        )

@@ -43,14 +43,20 @@ from memory.personalai.evidence import (
     linked_nodes,
     ranked_segments,
 )
-from memory.personalai.hypergraph import KIND_NAMES, PersonalGraph, personal_graph_of
+from memory.personalai.hypergraph import (
+    KIND_NAMES,
+    EdgeSimilarity,
+    PersonalGraph,
+    personal_graph_of,
+)
 from memory.personalai.traversal import Traversal
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 
 P = TypeVar("P")
-Runner = Callable[[PersonalGraph, list[int], np.ndarray, Mapping[str, Any]], Traversal]
+Similarity = np.ndarray | EdgeSimilarity
+Runner = Callable[[PersonalGraph, list[int], Similarity, Mapping[str, Any]], Traversal]
 MAX_VISITED_SHOWN = 50
 FLAT_SEEDS = 4
 
@@ -66,21 +72,21 @@ def params_from(cls: type[P], prefix: str, options: Mapping[str, Any]) -> P:
 
 
 def _astar(
-    personal: PersonalGraph, linked: list[int], _: np.ndarray, options: Mapping[str, Any]
+    personal: PersonalGraph, linked: list[int], _: Similarity, options: Mapping[str, Any]
 ) -> Traversal:
     params = params_from(AStarParams, "astar", options)
     return astar(personal.hypergraph, linked, params, _namer(personal))
 
 
 def _water_circles(
-    personal: PersonalGraph, linked: list[int], similarity: np.ndarray, options: Mapping[str, Any]
+    personal: PersonalGraph, linked: list[int], similarity: Similarity, options: Mapping[str, Any]
 ) -> Traversal:
     params = params_from(WaterCirclesParams, "wc", options)
     return water_circles(personal.hypergraph, linked, similarity, params, _namer(personal))
 
 
 def _beam(
-    personal: PersonalGraph, linked: list[int], similarity: np.ndarray, options: Mapping[str, Any]
+    personal: PersonalGraph, linked: list[int], similarity: Similarity, options: Mapping[str, Any]
 ) -> Traversal:
     params = params_from(BeamParams, "bs", options)
     return beam_search(personal.hypergraph, linked, similarity, params, _namer(personal))
@@ -97,9 +103,7 @@ def _retrieve(
     personal = personal_graph_of(view, query, options.get("restriction"))
     hypergraph, names = personal.hypergraph, personal.graph.entity_names
     question = view.embed_query(query.text)
-    similarity = (
-        hypergraph.vectors @ question if hypergraph.n_hyperedges else np.zeros(0, np.float32)
-    )
+    similarity = EdgeSimilarity(hypergraph.vectors, question)
     prior = flat_prior(view, query)
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))

@@ -12,13 +12,24 @@ import itertools
 import numpy as np
 import pytest
 
-from memory.personalai.astar import AStarParams, shortest_path
+from memory.personalai import beam
+from memory.personalai.astar import AStarParams, Expansions, shortest_path
 from memory.personalai.beam import BeamParams, beam_paths
-from memory.personalai.hypergraph import EPISODE, FACT, THESIS, Hypergraph, personal_graph_of
+from memory.personalai.hypergraph import (
+    EPISODE,
+    FACT,
+    THESIS,
+    EdgeSimilarity,
+    Hypergraph,
+    personal_graph_of,
+)
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext
 from tests.memory import astar_reference, beam_reference
 from tests.memory import water_circles_reference as reference
+
+UNBOUNDED = WaterCirclesParams(max_ring_crossings=None)
+"""The paper's rings, without the hub budget the reference loop does not have."""
 
 
 def _random_hypergraph(seed: int, n_nodes: int = 2_500, n_facts: int = 10_000) -> Hypergraph:
@@ -55,23 +66,30 @@ def _same_beams(
 
 
 def _same_shortest_paths(hypergraph: Hypergraph, linked: list[int], params: AStarParams) -> None:
-    """A*'s path, expansion count and expanded nodes for each pair are the loop's."""
+    """A*'s path, expansion count and expanded nodes for each pair are the loop's, alone
+    and with the neighbours and heuristics kept across the pairs as `astar` keeps them."""
+    shared = Expansions(hypergraph, list(dict.fromkeys(linked)))
     for start, target in itertools.combinations(dict.fromkeys(linked), 2):
         expected = astar_reference.shortest_path(hypergraph, start, target, params)
         assert shortest_path(hypergraph, start, target, params) == expected
+        assert shortest_path(hypergraph, start, target, params, shared) == expected
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("linked", [[0], [0, 7], [3, 11, 40], [2_400, 5, 2_400], [2_499]], ids=str)
 def test_random_10k_fact_hypergraphs(seed: int, linked: list[int]) -> None:
-    _same(_random_hypergraph(seed), linked, WaterCirclesParams())
+    _same(_random_hypergraph(seed), linked, UNBOUNDED)
 
 
 @pytest.mark.parametrize("barred", [(EPISODE,), (FACT, THESIS)])
 def test_restricted_and_unstrict(barred: tuple[int, ...]) -> None:
     hypergraph = _random_hypergraph(2).restricted(barred)
-    _same(hypergraph, [1, 9], WaterCirclesParams(strict_filter=False, max_depth=2))
-    _same(hypergraph, [1, 9, 30], WaterCirclesParams(max_depth=4))
+    _same(
+        hypergraph,
+        [1, 9],
+        WaterCirclesParams(strict_filter=False, max_depth=2, max_ring_crossings=None),
+    )
+    _same(hypergraph, [1, 9, 30], WaterCirclesParams(max_depth=4, max_ring_crossings=None))
 
 
 def test_sample_hypergraph(graph_memory) -> None:
@@ -82,7 +100,7 @@ def test_sample_hypergraph(graph_memory) -> None:
     hubs = np.argsort(-degree, kind="stable")[:6].tolist()
     similarity = hypergraph.vectors @ hypergraph.vectors[0]
     for linked in ([hubs[0]], hubs[:2], hubs[1:4], hubs):
-        _same(hypergraph, linked, WaterCirclesParams())
+        _same(hypergraph, linked, UNBOUNDED)
         _same_beams(hypergraph, linked, similarity, BeamParams())
         _same_shortest_paths(hypergraph, linked, AStarParams())
 
@@ -133,3 +151,53 @@ def test_stacked_hyperedge_vectors_multiply_like_their_concatenation(graph_memor
     np.testing.assert_allclose(hypergraph.vectors @ question, whole @ question, atol=1e-6)
     for row in (0, len(whole) // 2, len(whole) - 1):
         assert np.array_equal(hypergraph.vectors[row], whole[row])
+
+
+@pytest.mark.parametrize("head", [1, 2])
+def test_beam_search_reads_past_a_short_head(monkeypatch, head: int) -> None:
+    """With a head of one or two candidates per beam slot, the selection often runs out of
+    it and reads the whole order: the paths are still the loop's."""
+    monkeypatch.setattr(beam, "HEAD", head)
+    hypergraph = _random_hypergraph(5)
+    similarity = hypergraph.vectors @ hypergraph.vectors[2]
+    for params in (BeamParams(), BeamParams(diff_paths_intersection_by_node=True)):
+        _same_beams(hypergraph, [0, 5, 2_000], similarity, params)
+
+
+def test_edge_similarity_is_the_product_row_by_row() -> None:
+    """Scores asked for in any batches are the same bits, and the whole product's values."""
+    hypergraph = _random_hypergraph(6)
+    question = hypergraph.vectors[3]
+    lazy, whole = EdgeSimilarity(hypergraph.vectors, question), hypergraph.vectors @ question
+    rng = np.random.default_rng(6)
+    picked = rng.choice(hypergraph.n_hyperedges, 500)
+    first = lazy[picked]
+    np.testing.assert_allclose(first, whole[picked], atol=1e-6)
+    assert lazy[int(picked[7])] == first[7]
+    scores = lazy.scores()
+    assert np.array_equal(scores[picked], first)
+    fresh = EdgeSimilarity(hypergraph.vectors, question)
+    assert np.array_equal(fresh[picked[::-1]], first[::-1])
+    np.testing.assert_allclose(scores, whole, atol=1e-6)
+
+
+@pytest.mark.parametrize("linked", [[0], [3, 11, 40]], ids=str)
+def test_water_circles_hub_budget(linked: list[int]) -> None:
+    """A budget no ring reaches leaves the search as the loop's; a small one crosses at
+    most that many hyperedges per circle and ring, the most similar of those it could."""
+    hypergraph = _random_hypergraph(7)
+    similarity = hypergraph.vectors @ hypergraph.vectors[0]
+    unbounded = water_circles(hypergraph, linked, similarity, UNBOUNDED)
+    roomy = WaterCirclesParams(max_ring_crossings=hypergraph.n_hyperedges)
+    found = water_circles(hypergraph, linked, similarity, roomy)
+    assert found.chains == unbounded.chains and found.visited == unbounded.visited
+    tight = WaterCirclesParams(max_ring_crossings=5)
+    bounded = water_circles(hypergraph, linked, similarity, tight)
+    details = bounded.details["water_circles"]
+    assert details["crossed"] <= 5 * len(linked) * details["rings"]
+    assert len(bounded.visited) < len(unbounded.visited)
+    ring_one = [e for e, chain in bounded.chains.items() if len(chain) == 1]
+    seed_edges = hypergraph.hyperedges_of(linked[0])
+    if len(linked) == 1 and len(seed_edges) > 5:
+        best = set(seed_edges[np.argsort(-similarity[seed_edges], kind="stable")[:5]].tolist())
+        assert set(ring_one) <= best

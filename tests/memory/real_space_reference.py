@@ -1,0 +1,99 @@
+"""Test oracle: REAL's expansion and counterfactual repair as they were before an entity's
+edges were read once a query and filtered and ranked as arrays (a hop object per edge,
+its filters read per visit), kept verbatim so the differential test can check that
+`SearchSpace.expand` and `Repairer.__call__` return identical paths; and the segment
+ranking as it was before its credits were taken as arrays (`rank_segments`). Not product
+code."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from memory.graph import MemoryGraph
+from memory.real.evidence import MAX_PATHS, MENTION_WEIGHT, Evidence, supporting_segments
+from memory.real.paths import Hop, Path
+from memory.real.repair import CO_OCCURRENCE, Repairer, template_for
+from memory.real.space import SearchSpace
+
+
+def top_m(space: SearchSpace, path: Path, hops: list[Hop]) -> list[Path]:
+    if not hops:
+        return []
+    similarity = np.stack([hop.vector for hop in hops]) @ space.query_vector
+    order = np.argsort(-similarity, kind="stable")[: space.m]
+    return [path.extend(hops[i]) for i in order]
+
+
+def expand(space: SearchSpace, path: Path) -> list[Path]:
+    hops = [
+        space.fact_hop(path, edge)
+        for edge in space.open_edges(path)
+        if not space.failed_filters(edge.fact, path.intent)
+    ]
+    return top_m(space, path, hops)
+
+
+def repair(repairer: Repairer, path: Path) -> list[Path]:
+    hops = _rule_hops(repairer, path)
+    if CO_OCCURRENCE in repairer.templates:
+        hops += _co_occurrence_hops(repairer, path)
+    return top_m(repairer.space, path, hops)
+
+
+def _rule_hops(repairer: Repairer, path: Path) -> list[Hop]:
+    space = repairer.space
+    graph, hops = space.graph, []
+    for edge in space.open_edges(path):
+        failed = space.failed_filters(edge.fact, path.intent)
+        relation = graph.facts[edge.fact]["relation"]
+        template = template_for(failed, relation, space.label(edge.fact))
+        if template in repairer.templates:
+            hops.append(space.fact_hop(path, edge, repair=template))
+    return hops
+
+
+def _co_occurrence_hops(repairer: Repairer, path: Path) -> list[Hop]:
+    space = repairer.space
+    graph = space.graph
+    source = path.end
+    shared = (graph.entity_segments[source] @ graph.mentions).tocsr()
+    linked = {edge.other for edge in graph.edges(source)}
+    hops = []
+    for target in shared.indices.tolist():
+        if target == source or target in linked or path.visits(target):
+            continue
+        vector = space.entity_vectors[target] if len(space.entity_vectors) else None
+        if vector is None or not np.any(vector):
+            continue
+        hops.append(repairer.co_occurrence_hop(path, target))  # the hop itself, not the loop
+    return hops
+
+
+def rank_segments(
+    graph: MemoryGraph, evidence: list[Evidence], k: int
+) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
+    """Top-k (segment id, score) from the evidence, and the paths behind each segment."""
+    scores: dict[int, float] = {}
+    paths: dict[int, list[str]] = {}
+
+    def credit(segment: int, score: float, path: Path) -> None:
+        if score > scores.get(segment, float("-inf")):
+            scores[segment] = score
+        texts = paths.setdefault(segment, [])
+        if path.text not in texts and len(texts) < MAX_PATHS:
+            texts.append(path.text)
+
+    for item in evidence:
+        for hop in item.path.hops:
+            for segment in supporting_segments(graph, hop):
+                credit(segment, item.score, item.path)
+    for item in evidence:
+        entities = set(item.path.entities)
+        mentioned = Counter(s for e in entities for s in graph.segments_of_entity(e))
+        for segment, count in mentioned.items():
+            credit(segment, MENTION_WEIGHT * item.score * count / len(entities), item.path)
+    top = sorted(scores, key=lambda s: (-scores[s], s))[:k]
+    scored = [(graph.segment_ids[s], round(scores[s], 6)) for s in top]
+    return scored, {graph.segment_ids[s]: paths[s] for s in top}
