@@ -23,15 +23,8 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """End-to-end tests (marked `slow`: whole builds, subprocess builds) run first, so that
     with the files spread over workers the longest start at once instead of ending the
-    run late; within each half, the files that need the session's sample build come
-    last, so that while one worker builds it the other has other work instead of waiting
-    on the build's lock."""
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("slow") is None,
-            "sample_build" in getattr(item, "fixturenames", ()),
-        )
-    )
+    run late."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
