@@ -31,6 +31,7 @@ from schemas.tables import EXTRACTABLE_KINDS, SEGMENT_WITH_MENTIONS, SEGMENTS
 from transforms.embedding import DEFAULT_ENCODER, encode
 from transforms.loaders import load_inputs
 from transforms.ner import NER_COMPONENTS, extract_mentions
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.relation_classifier.candidates import (
     ClassifierConfig,
     classify_segments,
@@ -38,7 +39,7 @@ from transforms.relation_classifier.candidates import (
 )
 from transforms.relations import PARSE_COMPONENTS
 from transforms.segmenting import segment_documents
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import load_spacy
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_corpus"
 

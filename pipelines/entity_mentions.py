@@ -25,7 +25,8 @@ from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import ENTITY_MENTIONS
 from stores.warehouse import WarehouseStore
 from transforms.hf_ner import HfNerModelHandler
-from transforms.ner import NER_COMPONENTS, SPACY_BACKEND, SpacyNerDoFn, span_mentions
+from transforms.ner import NER_COMPONENTS, SpacyNerDoFn, span_mentions
+from transforms.ner_backends import SPACY_BACKEND
 from transforms.spacy_models import load_spacy
 
 STAGE = "entity_mentions"

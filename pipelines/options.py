@@ -45,9 +45,13 @@ from pipelines.dask_cluster import (
     scheduler_for,
 )
 from pipelines.runner_modes import DEFAULT_RUNNER, DIRECT_RUNNING_MODES
-from transforms.hf_ner import DEFAULT_HF_NER_MODEL, DEVICES, HF_BACKEND
-from transforms.ner import SPACY_BACKEND
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
+from transforms.ner_backends import (
+    DEFAULT_HF_NER_MODEL,
+    DEFAULT_SPACY_MODEL,
+    DEVICES,
+    HF_BACKEND,
+    SPACY_BACKEND,
+)
 
 DIRECT_RUNNER_IMPL = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
 """What `DirectRunner` resolves to: the Python direct runner, which honours the mode."""

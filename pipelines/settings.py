@@ -22,7 +22,7 @@ from transforms.entity_resolution import ResolutionConfig
 from transforms.llm.config import LLMConfig, LLMStageConfig
 from transforms.llm.gate import GateConfig
 from transforms.llm.prompts import MEMORAI_TRIPLETS_V1
-from transforms.ner import SPACY_BACKEND
+from transforms.ner_backends import DEFAULT_SPACY_MODEL, SPACY_BACKEND
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.candidates import ClassifierConfig
 from transforms.relation_classifier.probe import DEFAULT_NAME as DEFAULT_CLASSIFIER
@@ -35,7 +35,6 @@ from transforms.relation_registry import (
     parse_alias_config,
 )
 from transforms.segmenting import DEFAULT_CHUNK_TOKENS
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 if TYPE_CHECKING:
     from transforms.rgcn import RGCNConfig

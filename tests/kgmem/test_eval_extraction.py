@@ -6,7 +6,7 @@ import pytest
 
 from kgmem.cli import main
 from tests.conftest import SHARED_DATA
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 
 REDOCRED = SHARED_DATA / "redocred" / "dev_revised.json"
 

@@ -14,7 +14,7 @@ from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import ENTITY_MENTIONS, SEGMENT_WITH_MENTIONS, SEGMENTS
 from tests.transforms.test_hf_ner import TEXTS as HF_TEXTS
 from tests.transforms.test_hf_ner import build_tiny_ner_model
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 
 TEXTS = [
     "Priya Natarajan works at the Harborview Office.",

@@ -39,7 +39,7 @@ def test_kill_rerun_queries_and_builds_side_by_side(tmp_path):
     assert report.problems == []
     assert (report.kills, report.identical_reruns) == (1, 1)
     assert report.concurrent_queries > 0 and report.failed_queries == 0
-    assert (report.concurrent_builds, report.failed_builds) == (4, 0)
+    assert (report.concurrent_builds, report.failed_builds) == (3, 0)
     assert report.records_lost == 0
 
 

@@ -21,9 +21,9 @@ from transforms.evaluation.extractors import (
 )
 from transforms.evaluation.report import evaluate_extraction
 from transforms.evaluation.window_recall import window_recall
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.redocred import gold_segments, load_redocred, parse_document
 from transforms.relation_classifier.pairs import SegmentPairs
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 REDOCRED = ROOT.parent / "shared" / "data" / "redocred" / "dev_revised.json"

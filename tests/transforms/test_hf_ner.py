@@ -18,13 +18,12 @@ from pipelines.options import NerBackendConfig
 from tests.tiny_models import save_tiny_bert
 from transforms.entity_types import entity_type
 from transforms.hf_ner import (
-    DEFAULT_HF_NER_MODEL,
     HfNerModelHandler,
     load_token_classifier,
     predict_spans,
     resolve_device,
 )
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
+from transforms.ner_backends import DEFAULT_HF_NER_MODEL, DEFAULT_SPACY_MODEL
 from transforms.token_spans import (
     EntitySpan,
     WordPiece,

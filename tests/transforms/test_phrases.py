@@ -1,7 +1,8 @@
 """Phrase nodes: common-noun runs, lemmatised, and only those two segments share."""
 
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.phrases import PHRASE_COMPONENTS, noun_phrases, shared_phrases
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import load_spacy
 
 
 def _phrases(text: str) -> set[str]:

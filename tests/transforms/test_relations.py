@@ -3,8 +3,9 @@
 import pytest
 
 from transforms.ner import NER_COMPONENTS, extract_mentions
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.relations import PARSE_COMPONENTS, extract_relations
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import load_spacy
 
 
 def _segment(text: str, speaker: str | None = None) -> dict:

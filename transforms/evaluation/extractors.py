@@ -15,12 +15,13 @@ from typing import Any
 
 from transforms.evaluation.extraction import PredictedMention, PredictedTriple
 from transforms.ner import NER_COMPONENTS, extract_mentions
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.pair_window import DEFAULT_WINDOW
 from transforms.relation_classifier.backend import RelationBackend
 from transforms.relation_classifier.candidates import classify_segments
 from transforms.relation_inventory import DEFAULT_INVENTORY, RelationInventory
 from transforms.relations import PARSE_COMPONENTS, extract_relations
-from transforms.spacy_models import DEFAULT_SPACY_MODEL, load_spacy
+from transforms.spacy_models import load_spacy
 from transforms.triple_weights import filter_candidates
 
 Segment = Mapping[str, Any]

@@ -29,10 +29,10 @@ from transforms.evaluation.extractors import (
     mentions_of,
     with_model_mentions,
 )
+from transforms.ner_backends import DEFAULT_SPACY_MODEL
 from transforms.redocred import Document, gold_segments, load_redocred
 from transforms.relation_classifier.probe import ProbeBackend
 from transforms.relation_classifier.training import dataset_sha256
-from transforms.spacy_models import DEFAULT_SPACY_MODEL
 
 
 def held_out_documents(
