@@ -148,6 +148,12 @@ class SelectedRows:
     def shape(self) -> tuple[int, int]:
         return (len(self._positions), self._matrix.shape[1] if self._matrix.ndim == 2 else 0)
 
+    @property
+    def positions(self) -> np.ndarray:
+        """The selected rows of the whole matrix, ascending (selection position i is whole
+        matrix row positions[i])."""
+        return self._positions
+
     def __len__(self) -> int:
         return len(self._positions)
 
