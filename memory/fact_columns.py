@@ -154,6 +154,11 @@ class SelectedRows:
         matrix row positions[i])."""
         return self._positions
 
+    @property
+    def whole(self) -> bool:
+        """Whether the selection is every row of the matrix, in order."""
+        return self._whole
+
     def __len__(self) -> int:
         return len(self._positions)
 

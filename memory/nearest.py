@@ -23,7 +23,7 @@ from memory.fact_columns import SelectedRows
 from memory.top import top_positions
 from transforms.vector_lists import EXACT_BELOW, VectorLists, probe
 
-PROBES = 24
+PROBES = 32
 OPTION = "vector_probes"
 
 __all__ = ["EXACT_BELOW", "OPTION", "PROBES", "nearest_rows", "probes_of"]
@@ -54,7 +54,7 @@ def nearest_rows(
         similarity = matrix @ vector
         top = top_positions(similarity, count)
         return top, similarity[top]
-    selection = matrix.positions if isinstance(matrix, SelectedRows) else None
+    selection = matrix.positions if isinstance(matrix, SelectedRows) and not matrix.whole else None
     while True:
         rows, scores = probe(lists, vector, probes)
         if selection is not None:
@@ -64,5 +64,17 @@ def nearest_rows(
         if len(rows) >= count or probes >= lists.n_lists:
             break
         probes *= 4
-    top = top_positions(scores, count)
-    return rows[top], scores[top]
+    return _best(rows, scores, count)
+
+
+def _best(rows: np.ndarray, scores: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `count` (row, score) pairs of largest score, largest first, ties by row: what
+    `top_positions` gives over rows in ascending order, for rows in any order."""
+    if count <= 0 or not len(rows):
+        return rows[:0], scores[:0]
+    if count < len(scores):
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        head = np.flatnonzero(scores >= kth)
+        rows, scores = rows[head], scores[head]
+    order = np.lexsort((rows, -scores))[:count]
+    return rows[order], scores[order]
