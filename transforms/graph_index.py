@@ -165,8 +165,8 @@ def with_vector_lists(index: GraphIndex) -> GraphIndex:
     """`index` with the IVF indexes of its fact and entity vectors (`VectorLists`), built
     where it lacks them and the matrix is large enough to need one. Built with the
     index at build time, never for an index computed at query time (an old snapshot's):
-    building both at 1M facts took 89 s, more than the exact products
-    of a query process's life would cost."""
+    building both at 1M facts took 89 s, the cost of ~300 whole
+    products of a query there."""
     return replace(
         index,
         fact_lists=index.fact_lists or build_vector_lists(index.fact_vectors),
