@@ -148,6 +148,17 @@ class SelectedRows:
     def shape(self) -> tuple[int, int]:
         return (len(self._positions), self._matrix.shape[1] if self._matrix.ndim == 2 else 0)
 
+    @property
+    def positions(self) -> np.ndarray:
+        """The selected rows of the whole matrix, ascending (selection position i is whole
+        matrix row positions[i])."""
+        return self._positions
+
+    @property
+    def whole(self) -> bool:
+        """Whether the selection is every row of the matrix, in order."""
+        return self._whole
+
     def __len__(self) -> int:
         return len(self._positions)
 

@@ -18,8 +18,8 @@ import numpy as np
 from lancedb.query import LanceQueryBuilder
 
 from memory.graph import MemoryGraph, graph_of
+from memory.nearest import nearest_rows, probes_of
 from memory.snapshot_view import QueryContext, SnapshotView
-from memory.top import top_positions
 from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
 
@@ -135,13 +135,20 @@ def _retrievable(view: SnapshotView, search: LanceQueryBuilder) -> LanceQueryBui
 
 def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple[int, float]]:
     """Top-k of the query's facts by cosine of their statement to the query text, as
-    (index into `graph_of(view, query).facts`, cosine), best first."""
+    (index into `graph_of(view, query).facts`, cosine), best first: over every fact, or
+    over the nearest lists of the index's IVF index where it has one (`memory.nearest`,
+    option `vector_probes`)."""
     graph = graph_of(view, query)
     if not graph.facts:
         return []
-    similarity = graph.fact_vectors @ view.embed_query(query.text)
-    top = top_positions(similarity, k)
-    return [(int(i), round(float(similarity[i]), 4)) for i in top]
+    top, similarity = nearest_rows(
+        graph.fact_vectors,
+        view.embed_query(query.text),
+        k,
+        view.graph_index.fact_lists,
+        probes_of(query.options),
+    )
+    return [(int(i), round(float(s), 4)) for i, s in zip(top, similarity, strict=True)]
 
 
 def fact_linked_entities(view: SnapshotView, query: QueryContext, k: int) -> dict[str, float]:

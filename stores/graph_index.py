@@ -12,6 +12,11 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
 - one `.npy` per array: fact ends, confidence, stability, valid interval, statement
   vectors, each entity's passage node, each turn's next turn, the segments' and entities'
   vectors, and the CSR parts of the mention, support and segment – node matrices;
+- the IVF indexes of the fact and entity vectors where they are large enough to have one
+  (`transforms.vector_lists`), four `.npy` each: `<name>_centroids`, `_offsets`,
+  `_order`, `_vectors`, for `<name>` in `VECTOR_LISTS`. They are optional: a folder
+  written before them (or of a small snapshot) has none, and its queries multiply every
+  vector as they did;
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -45,7 +50,8 @@ from stores.data_url import download_folder, join, read_bytes, upload_folder
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
-from transforms.graph_index import Embed, GraphIndex, build_graph_index
+from transforms.graph_index import Embed, GraphIndex, build_graph_index, with_vector_lists
+from transforms.vector_lists import VectorLists
 
 FORMAT_VERSION = 4
 MANIFEST = "manifest.json"
@@ -65,6 +71,9 @@ ARRAYS = (
 TABLES = ("entity_rows", "segment_rows", "alias_keys", "facts")
 """Arrow IPC files of the index (`<name>.arrow`)."""
 MATRICES = ("mentions", "fact_segments", "segment_nodes")
+VECTOR_LISTS = ("fact_lists", "entity_lists")
+"""Optional IVF indexes of the index (`GraphIndex` fields), four `.npy` files each."""
+LIST_PARTS = ("centroids", "offsets", "order", "vectors")
 
 
 def graph_index_dir(workspace: Workspace, snapshot_id: str) -> Path:
@@ -140,6 +149,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     _write_arrow(staging / "passage_nodes.arrow", pa.table({"node_id": index.node_ids}))
     for name in ARRAYS:
         np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
+    write_vector_lists(staging, index)
     for name in MATRICES:
         matrix: sp.csr_matrix = getattr(index, name)
         index_type = np.int32 if max(matrix.nnz, *matrix.shape) < 2**31 else np.int64
@@ -157,6 +167,28 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return _publish(staging, directory)
+
+
+def write_vector_lists(directory: Path, index: GraphIndex) -> None:
+    """Write the IVF indexes of `index` into `directory` (`with_vector_lists`: built from
+    its arrays where it lacks them). Part of every write; also run alone on an existing
+    index's arrays into another folder, to measure an index built before them."""
+    index = with_vector_lists(index)
+    for name in VECTOR_LISTS:
+        lists: VectorLists | None = getattr(index, name)
+        if lists is not None:
+            for part in LIST_PARTS:
+                np.save(
+                    directory / f"{name}_{part}.npy", np.ascontiguousarray(getattr(lists, part))
+                )
+
+
+def read_vector_lists(directory: Path, name: str) -> VectorLists | None:
+    """The IVF index `name` in `directory`, memory-mapped; None where it has none."""
+    paths = {part: directory / f"{name}_{part}.npy" for part in LIST_PARTS}
+    if not all(path.is_file() for path in paths.values()):
+        return None
+    return VectorLists(**{part: np.load(path, mmap_mode="r") for part, path in paths.items()})
 
 
 def _staging(directory: Path) -> Path:
@@ -231,6 +263,7 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         node_ids=node_ids,
         **arrays,
         **matrices,
+        **{name: read_vector_lists(directory, name) for name in VECTOR_LISTS},
     )
 
 

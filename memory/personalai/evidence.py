@@ -10,7 +10,9 @@ Choices:
   description-similar, ends of the most similar facts) stand for the parsed entities the
   question names. The parser would also return the unnamed key concept (the "city" of
   "which city…"); for it, the `aligned_entities` (2) other entities whose vectors are
-  closest to the whole question are linked too, weighted by their cosine.
+  closest to the whole question are linked too, weighted by their cosine (over every
+  entity, or over the nearest lists of the snapshot's IVF index of the entity vectors
+  where it has one: `memory.nearest`, option `vector_probes`).
 - Triplets Filter: every retrieved hyperedge is scored by the cosine of its text vector to
   the question (facts: the stored statement vector; theses: the thesis text; episodes: the
   segment vector), and the top `top_n` = 30 are kept.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from memory.linking import positions, query_entities
+from memory.nearest import nearest_rows, probes_of
 from memory.personalai.hypergraph import FACT, THESIS, EdgeSimilarity, PersonalGraph
 from memory.personalai.traversal import Step, Traversal
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -44,15 +47,20 @@ def linked_nodes(
     """Node positions linked to the question with their weights, best first."""
     linked = positions(personal.graph, query_entities(view, query))
     vectors = personal.hypergraph.node_vectors
+    lists, probes = view.graph_index.entity_lists, probes_of(query.options)
     if aligned > 0 and len(vectors):
-        similarity = vectors @ question
-        want = min(len(similarity), len(linked) + aligned)
-        top = np.argpartition(-similarity, want - 1)[:want]
-        extra = [
-            int(n) for n in top[np.argsort(-similarity[top], kind="stable")] if n not in linked
-        ]
+        want = min(len(vectors), len(linked) + aligned)
+        if lists is not None and probes > 0:
+            top, closeness = nearest_rows(vectors, question, want, lists, probes)
+            similarity = dict(zip(top.tolist(), closeness.tolist(), strict=True))
+        else:  # the whole product, its ties broken as they always were
+            product = vectors @ question
+            top = np.argpartition(-product, want - 1)[:want]
+            top = top[np.argsort(-product[top], kind="stable")]
+            similarity = {int(n): float(product[n]) for n in top}
+        extra = [int(n) for n in top if n not in linked]
         for node in extra[:aligned]:
-            linked[node] = round(float(similarity[node]), 4)
+            linked[node] = round(similarity[node], 4)
     return dict(sorted(linked.items(), key=lambda item: (-item[1], item[0])))
 
 

@@ -42,6 +42,7 @@ from memory.personalai.theses import LlmThesis, read_theses
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
+from transforms.vector_lists import unit_rows
 
 FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
@@ -345,9 +346,6 @@ def _resolved_theses(
 
 
 def _entity_vectors(view: SnapshotView) -> np.ndarray:
-    """Entity description vectors in entity order, normalised."""
-    vectors = view.entity_vectors
-    if not len(vectors):
-        return np.zeros((0, vectors.shape[1]), np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1.0)
+    """Entity description vectors in entity order, normalised (as the graph index's IVF
+    index of them, `GraphIndex.entity_lists`, holds them)."""
+    return unit_rows(view.entity_vectors)

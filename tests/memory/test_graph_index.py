@@ -13,10 +13,15 @@ import pytest
 
 from memory import Memory
 from memory.graph import graph_of
+from memory.linking import similar_facts
+from memory.personalai.evidence import linked_nodes
+from memory.personalai.hypergraph import personal_graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
+from memory.top import top_positions
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.graph_index import graph_index_dir, is_complete
+from transforms.vector_lists import build_vector_lists, unit_rows
 
 COORDINATES = [
     (None, False),
@@ -91,3 +96,43 @@ def test_mapped_and_computed_indexes_answer_alike(graph_memory, view) -> None:
             assert [dataclasses.astuple(h) for h in mapped] == [
                 dataclasses.astuple(h) for h in again
             ], strategy
+
+
+def test_a_small_index_has_no_vector_lists_and_links_by_the_whole_product(view) -> None:
+    """The sample (as both dev sets) is below `EXACT_BELOW`: no IVF index, and
+    `similar_facts` is the top of the product over every selected fact."""
+    index = view.graph_index
+    assert index.fact_lists is None and index.entity_lists is None
+    query = QueryContext("Who is the CEO of Acme?", k=5)
+    graph = graph_of(view, query)
+    product = np.asarray(graph.fact_vectors) @ view.embed_query(query.text)
+    expected = [(int(i), round(float(product[i]), 4)) for i in top_positions(product, 4)]
+    assert similar_facts(view, query, 4) == expected
+
+
+@pytest.mark.parametrize(("valid_at", "speculative"), COORDINATES)
+def test_probing_every_vector_list_links_as_the_whole_product(view, valid_at, speculative) -> None:
+    """With IVF indexes of the facts and the entities (built here, the sample being below
+    the threshold), probing every list links the same facts and PersonalAI nodes, with the
+    same scores, as the whole product does; the option at 0 is the whole product."""
+    index = view.graph_index
+    lists = dataclasses.replace(
+        index,
+        fact_lists=build_vector_lists(index.fact_vectors, exact_below=1),
+        entity_lists=build_vector_lists(unit_rows(index.entity_vectors), exact_below=1),
+    )
+    listed = SnapshotView(view.snapshot, view.connect, view.db)
+    listed.__dict__["graph_index"] = lists
+    every = {"vector_probes": max(lists.fact_lists.n_lists, lists.entity_lists.n_lists)}
+    for text in ("Who is the CEO of Acme?", "Where did Priya work in 2021?"):
+        exact = QueryContext(text, k=5, valid_at=valid_at, speculative=speculative)
+        probed = dataclasses.replace(exact, options=every)
+        assert similar_facts(listed, probed, 6) == similar_facts(view, exact, 6)
+        assert similar_facts(
+            listed, dataclasses.replace(exact, options={"vector_probes": 0}), 6
+        ) == (similar_facts(view, exact, 6))
+        question = view.embed_query(text)
+        personal, again = personal_graph_of(view, exact), personal_graph_of(listed, probed)
+        assert linked_nodes(listed, probed, again, question) == linked_nodes(
+            view, exact, personal, question
+        )

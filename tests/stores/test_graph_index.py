@@ -8,8 +8,15 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from stores.graph_index import MANIFEST, is_complete, read_graph_index, write_graph_index
+from stores.graph_index import (
+    LIST_PARTS,
+    MANIFEST,
+    is_complete,
+    read_graph_index,
+    write_graph_index,
+)
 from transforms.graph_index import GraphIndex, build_graph_index
+from transforms.vector_lists import EXACT_BELOW
 
 
 def _index(n_facts: int = 2) -> GraphIndex:
@@ -80,3 +87,32 @@ def test_staging_left_by_a_dead_writer_is_removed(tmp_path) -> None:
     dead.mkdir()
     assert write_graph_index(tmp_path / "snap-1", _index(), "snap-1")
     assert not dead.exists()
+
+
+def test_a_large_index_writes_its_vector_lists_and_maps_them(tmp_path) -> None:
+    """At `EXACT_BELOW` facts the write builds the facts' IVF index and the read maps it;
+    the entities (2) stay below the threshold and have none."""
+    index = _index(EXACT_BELOW)
+    assert index.fact_lists is None, "built with the index's write, not with the index"
+    assert write_graph_index(tmp_path / "snap-1", index, "snap-1")
+    for part in LIST_PARTS:
+        assert (tmp_path / "snap-1" / f"fact_lists_{part}.npy").is_file(), part
+        assert not (tmp_path / "snap-1" / f"entity_lists_{part}.npy").exists(), part
+    read = read_graph_index(tmp_path / "snap-1")
+    assert read is not None and read.fact_lists is not None and read.entity_lists is None
+    assert isinstance(read.fact_lists.vectors, np.memmap)
+    assert np.array_equal(read.fact_lists.vectors, index.fact_vectors[read.fact_lists.order])
+    assert read.fact_lists.offsets[-1] == EXACT_BELOW
+
+
+def test_an_index_without_vector_lists_opens_without_them(tmp_path) -> None:
+    """A small index has no list files, and one written before them (files removed) still
+    opens: its queries multiply every vector."""
+    assert write_graph_index(tmp_path / "small", _index(2), "small")
+    assert not list((tmp_path / "small").glob("*_lists_*.npy"))
+    assert write_graph_index(tmp_path / "old", _index(EXACT_BELOW), "old")
+    for path in (tmp_path / "old").glob("fact_lists_*.npy"):
+        path.unlink()
+    for name in ("small", "old"):
+        read = read_graph_index(tmp_path / name)
+        assert read is not None and read.fact_lists is None and read.entity_lists is None, name
