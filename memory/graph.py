@@ -24,6 +24,7 @@ from memory.fact_columns import FactColumns, FactRows, SelectedRows
 from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
 from transforms.graph_index import GraphIndex
 from transforms.graph_links import fact_statement, linearize
+from transforms.graph_structures import entity_adjacency, entity_fact_incidence
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,9 @@ class MemoryGraph:
     @functools.cached_property
     def entity_adjacency(self) -> sp.csr_matrix:
         """Symmetric entity x entity matrix; weight = summed confidence of the facts between."""
-        n = len(self.entity_ids)
-        upper = sp.coo_matrix(
-            (self.fact_confidence, (self.fact_head, self.fact_tail)), shape=(n, n)
-        ).tocsr()
-        return (upper + upper.T).tocsr()
+        return entity_adjacency(
+            self.fact_head, self.fact_tail, self.fact_confidence, len(self.entity_ids)
+        )
 
     @functools.cached_property
     def segment_facts(self) -> sp.csr_matrix:
@@ -148,15 +147,7 @@ def _select(
     positions = np.flatnonzero(mask & index.in_graph)
     head = np.asarray(index.fact_head[positions], np.int64)
     tail = np.asarray(index.fact_tail[positions], np.int64)
-    n_e, n_f = len(index.entity_ids), len(positions)
-    fact_index = np.arange(n_f)
-    entity_facts = sp.coo_matrix(
-        (
-            np.concatenate([np.ones(n_f), -np.ones(n_f)]),
-            (np.concatenate([head, tail]), np.concatenate([fact_index, fact_index])),
-        ),
-        shape=(n_e, n_f),
-    ).tocsr()
+    entity_facts = entity_fact_incidence(head, tail, len(index.entity_ids))
     return MemoryGraph(
         entity_ids=names.entity_ids,
         entity_names=names.entity_names,

@@ -28,7 +28,7 @@ from stores.graph_index import compute_graph_index, read_graph_index
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
-from transforms.graph_index import GraphIndex, alias_keys, fact_mask
+from transforms.graph_index import GraphIndex, alias_keys, fact_mask, unit_rows
 
 RETRIEVABLE_FILTER = f"kind IN ({', '.join(repr(kind) for kind in EXTRACTABLE_KINDS)})"
 """LanceDB filter of the segments retrieval returns (built from constants, not input)."""
@@ -179,6 +179,15 @@ class SnapshotView:
         if not len(column):
             return np.zeros((0, column.type.list_size), np.float32)
         return np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
+
+    @functools.cached_property
+    def entity_unit_vectors(self) -> np.ndarray:
+        """`entity_vectors` scaled to unit length: mapped from the graph index when it
+        stores them, else computed here once."""
+        mapped = self.mapped_index
+        if mapped is not None and mapped.entity_unit_vectors is not None:
+            return mapped.entity_unit_vectors
+        return unit_rows(self.entity_vectors)
 
     @functools.cached_property
     def alias_index(self) -> dict[str, str]:

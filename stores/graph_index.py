@@ -62,6 +62,13 @@ ARRAYS = (
     "segment_vectors",
     "entity_vectors",
 )
+OPTIONAL_ARRAYS = ("entity_unit_vectors",)
+"""Arrays added to the index after format 4 came out: written when the index has them,
+mapped when the folder has them; an index without them still opens (the query process
+computes them then, as it did before they were stored)."""
+OPTIONAL_STRUCTURES = {"memorai_structure": ("memorai_adjacency", "memorai_expansion")}
+"""Tuples of square 0/1 CSR matrices added after format 4 (`<file>_indptr.npy`,
+`<file>_indices.npy` per matrix), optional as `OPTIONAL_ARRAYS` are."""
 TABLES = ("entity_rows", "segment_rows", "alias_keys", "facts")
 """Arrow IPC files of the index (`<name>.arrow`)."""
 MATRICES = ("mentions", "fact_segments", "segment_nodes")
@@ -140,11 +147,10 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     _write_arrow(staging / "passage_nodes.arrow", pa.table({"node_id": index.node_ids}))
     for name in ARRAYS:
         np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
+    _write_optional_arrays(staging, index)
+    _write_optional_structures(staging, index)
     for name in MATRICES:
-        matrix: sp.csr_matrix = getattr(index, name)
-        index_type = np.int32 if max(matrix.nnz, *matrix.shape) < 2**31 else np.int64
-        np.save(staging / f"{name}_indptr.npy", matrix.indptr.astype(index_type))
-        np.save(staging / f"{name}_indices.npy", matrix.indices.astype(index_type))
+        _write_csr(staging, name, getattr(index, name))
     manifest = {
         "format_version": FORMAT_VERSION,
         "snapshot_id": snapshot_id,
@@ -157,6 +163,47 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     }
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return _publish(staging, directory)
+
+
+def _write_optional_arrays(directory: Path, index: GraphIndex) -> None:
+    for name in OPTIONAL_ARRAYS:
+        array = getattr(index, name)
+        if array is not None:
+            np.save(directory / f"{name}.npy", np.ascontiguousarray(array))
+
+
+def _write_csr(directory: Path, name: str, matrix: sp.csr_matrix) -> None:
+    """A 0/1 CSR matrix as its index arrays (its values are all 1)."""
+    index_type = np.int32 if max(matrix.nnz, *matrix.shape) < 2**31 else np.int64
+    np.save(directory / f"{name}_indptr.npy", matrix.indptr.astype(index_type))
+    np.save(directory / f"{name}_indices.npy", matrix.indices.astype(index_type))
+
+
+def _write_optional_structures(directory: Path, index: GraphIndex) -> None:
+    for field, files in OPTIONAL_STRUCTURES.items():
+        matrices = getattr(index, field)
+        if matrices is not None:
+            for name, matrix in zip(files, matrices, strict=True):
+                _write_csr(directory, name, matrix)
+
+
+def _read_optional_structures(directory: Path) -> dict[str, tuple[sp.csr_matrix, ...]]:
+    """The optional square structures the folder holds, mapped."""
+    found = {}
+    for field, files in OPTIONAL_STRUCTURES.items():
+        if all((directory / f"{name}_indices.npy").is_file() for name in files):
+            sizes = [len(np.load(directory / f"{n}_indptr.npy", mmap_mode="r")) - 1 for n in files]
+            found[field] = tuple(
+                _read_csr(directory, name, (size, size))
+                for name, size in zip(files, sizes, strict=True)
+            )
+    return found
+
+
+def _read_optional_arrays(directory: Path) -> dict[str, np.ndarray]:
+    """The optional arrays the folder holds, mapped (an older index holds none)."""
+    paths = {name: directory / f"{name}.npy" for name in OPTIONAL_ARRAYS}
+    return {name: np.load(path, mmap_mode="r") for name, path in paths.items() if path.is_file()}
 
 
 def _staging(directory: Path) -> Path:
@@ -231,6 +278,8 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         node_ids=node_ids,
         **arrays,
         **matrices,
+        **_read_optional_arrays(directory),
+        **_read_optional_structures(directory),
     )
 
 

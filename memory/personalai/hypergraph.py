@@ -345,9 +345,5 @@ def _resolved_theses(
 
 
 def _entity_vectors(view: SnapshotView) -> np.ndarray:
-    """Entity description vectors in entity order, normalised."""
-    vectors = view.entity_vectors
-    if not len(vectors):
-        return np.zeros((0, vectors.shape[1]), np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1.0)
+    """Entity description vectors in entity order, normalised (mapped from the index)."""
+    return view.entity_unit_vectors
