@@ -186,7 +186,7 @@ class SnapshotView:
         stores them, else computed here once."""
         mapped = self.mapped_index
         if mapped is not None and mapped.entity_unit_vectors is not None:
-            return mapped.entity_unit_vectors
+            return np.asarray(mapped.entity_unit_vectors)  # the map, without memmap's wrapper
         return unit_rows(self.entity_vectors)
 
     @functools.cached_property

@@ -12,6 +12,11 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
 - one `.npy` per array: fact ends, confidence, stability, valid interval, statement
   vectors, each entity's passage node, each turn's next turn, the segments' and entities'
   vectors, and the CSR parts of the mention, support and segment – node matrices;
+- optional files added after format 4 came out (an index without them still opens, and
+  the query process computes what they hold, as before they were stored):
+  `entity_unit_vectors.npy` (the entities' vectors scaled to unit length, REAL's and
+  PersonalAI's node vectors) and MemORAI's structure of the default query coordinates
+  (`memorai_adjacency_*.npy`, `memorai_expansion_*.npy`, `memorai_structure_ones.npy`);
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
