@@ -155,6 +155,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
         np.save(staging / f"{name}.npy", np.ascontiguousarray(getattr(index, name)))
     _write_optional_arrays(staging, index)
     _write_optional_structures(staging, index)
+    _write_default_graph(staging, index)
     for name in MATRICES:
         _write_csr(staging, name, getattr(index, name))
     manifest = {
@@ -193,6 +194,37 @@ def _write_optional_structures(directory: Path, index: GraphIndex) -> None:
                 _write_csr(directory, name, matrix)
             width = max(m.nnz for m in matrices)
             np.save(directory / f"{field}_ones.npy", np.ones(width))
+
+
+DEFAULT_GRAPH = ("default_entity_facts", "default_fact_segments")
+"""Files of `GraphIndex.default_graph` (optional, as `OPTIONAL_ARRAYS`): CSR parts, and
+`default_entity_facts_data.npy` for the incidence's signs."""
+
+
+def _write_default_graph(directory: Path, index: GraphIndex) -> None:
+    if index.default_graph is None:
+        return
+    incidence, support = index.default_graph
+    np.save(directory / f"{DEFAULT_GRAPH[0]}_data.npy", np.asarray(incidence.data, np.float64))
+    _write_csr(directory, DEFAULT_GRAPH[1], support)
+    _write_csr(directory, DEFAULT_GRAPH[0], incidence)  # its files' presence marks the whole
+
+
+def _read_default_graph(
+    directory: Path, n_entities: int, n_segments: int
+) -> dict[str, tuple[sp.csr_matrix, sp.csr_matrix]]:
+    """`default_graph` mapped, the incidence's values included; {} when not stored."""
+    incidence, support = DEFAULT_GRAPH
+    if not (directory / f"{incidence}_indices.npy").is_file():
+        return {}
+    n_facts = len(np.load(directory / f"{support}_indptr.npy", mmap_mode="r")) - 1
+    signs = np.load(directory / f"{incidence}_data.npy", mmap_mode="r")
+    return {
+        "default_graph": (
+            _read_csr(directory, incidence, (n_entities, n_facts), signs),
+            _read_csr(directory, support, (n_facts, n_segments)),
+        )
+    }
 
 
 def _read_optional_structures(directory: Path) -> dict[str, tuple[sp.csr_matrix, ...]]:
@@ -293,6 +325,7 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         **matrices,
         **_read_optional_arrays(directory),
         **_read_optional_structures(directory),
+        **_read_default_graph(directory, n_entities, n_segments),
     )
 
 
@@ -328,8 +361,8 @@ def _read_arrow(path: Path) -> pa.Table:
 def _read_csr(
     directory: Path, name: str, shape: tuple[int, int], ones: np.ndarray | None = None
 ) -> sp.csr_matrix:
-    """A mapped 0/1 CSR matrix; its values are `ones`' first entries (read-only) when
-    given, else a fresh array of ones."""
+    """A mapped CSR matrix; its values are `ones`' first entries (read-only) when given,
+    else a fresh array of ones (a 0/1 matrix)."""
     indptr = np.load(directory / f"{name}_indptr.npy", mmap_mode="r")
     indices = np.load(directory / f"{name}_indices.npy", mmap_mode="r")
     data = ones[: len(indices)] if ones is not None else np.ones(len(indices))

@@ -85,6 +85,10 @@ class GraphIndex:
     """Segment position of each turn's next turn (-1: none)."""
     segment_vectors: np.ndarray
     """The segments' stored vectors, row i for segment position i (n_segments x dim)."""
+    default_graph: tuple[sp.csr_matrix, sp.csr_matrix] | None = None
+    """The entity x fact incidence (`entity_fact_incidence`) and the fact x segment support
+    of the facts a query of `DEFAULT_COORDINATES` selects (`default_positions`); None in an
+    index written before it was stored."""
     memorai_structure: tuple[sp.csr_matrix, sp.csr_matrix] | None = None
     """MemORAI's adjacency and expansion (`transforms.graph_structures.memorai_structure`)
     of the default coordinates' facts; None in an index written before it was stored."""
@@ -160,21 +164,38 @@ def build_graph_index(
         segment_vectors=_vector_matrix(segments),
         entity_unit_vectors=unit_rows(entity_vectors),
     )
+    index = replace(index, default_graph=default_graph(index))
     return replace(index, memorai_structure=default_memorai_structure(index))
 
 
-def default_memorai_structure(index: GraphIndex) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """MemORAI's structure over the facts a query of `DEFAULT_COORDINATES` selects (those
-    of its graph, `memory.graph.graph_of`): built at query time it took 2.8 s of a 1M-fact
-    snapshot's first MemORAI query."""
-    positions = np.flatnonzero(fact_mask(index, *DEFAULT_COORDINATES) & index.in_graph)
+def default_positions(index: GraphIndex) -> np.ndarray:
+    """Positions of the facts a query of `DEFAULT_COORDINATES` selects: those of its graph
+    (`memory.graph.graph_of`), whose both ends are entities."""
+    return np.flatnonzero(fact_mask(index, *DEFAULT_COORDINATES) & index.in_graph)
+
+
+def default_graph(index: GraphIndex) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """The entity x fact incidence and the fact x segment support of the default
+    coordinates' facts: built at query time they took 0.3-0.5 s of a 1M-fact snapshot's
+    first graph query."""
+    positions = default_positions(index)
     head, tail = index.fact_head[positions], index.fact_tail[positions]
-    n_e = len(index.entity_ids)
+    incidence = entity_fact_incidence(head, tail, index.entity_rows.num_rows)
+    return incidence, index.fact_segments[positions]
+
+
+def default_memorai_structure(index: GraphIndex) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """MemORAI's structure over the default coordinates' facts (`default_positions`):
+    built at query time it took 2.8 s of a 1M-fact snapshot's first MemORAI query."""
+    positions = default_positions(index)
+    head, tail = index.fact_head[positions], index.fact_tail[positions]
+    n_e = index.entity_rows.num_rows
     confidence = np.asarray(index.fact_confidence[positions], np.float64)
+    entity_facts, fact_segments = index.default_graph or default_graph(index)
     return memorai_structure(
         index.mentions,
-        entity_fact_incidence(head, tail, n_e),
-        index.fact_segments[positions],
+        entity_facts,
+        fact_segments,
         entity_adjacency(head, tail, confidence, n_e),
     )
 

@@ -20,6 +20,7 @@ from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.graph_index import (
+    DEFAULT_GRAPH,
     OPTIONAL_ARRAYS,
     OPTIONAL_STRUCTURES,
     graph_index_dir,
@@ -102,6 +103,8 @@ def old_index_dir(view, tmp_path_factory) -> Path:
         for part in ("indptr", "indices")
     ]
     added += [f"{field}_ones.npy" for field in OPTIONAL_STRUCTURES]
+    added += [f"{name}_{part}.npy" for name in DEFAULT_GRAPH for part in ("indptr", "indices")]
+    added += [f"{DEFAULT_GRAPH[0]}_data.npy"]
     for name in added:
         (directory / name).unlink()
     return directory
@@ -151,6 +154,18 @@ def test_stored_structures_equal_those_built_at_query_time(view, old_index_dir) 
         built.n_facts,
     )
     assert np.array_equal(view.entity_unit_vectors, old.entity_unit_vectors)
+    assert view.graph_index.default_graph is not None
+    assert old.graph_index.default_graph is None
+    mapped_graph, built_graph = graph_of(view, query), graph_of(old, query)
+    assert mapped_graph.entity_facts is view.graph_index.default_graph[0], "mapped, not rebuilt"
+    for a, b in [
+        (mapped_graph.entity_facts, built_graph.entity_facts),
+        (mapped_graph.fact_segments, built_graph.fact_segments),
+    ]:
+        assert a.shape == b.shape
+        assert np.array_equal(a.indptr, b.indptr)
+        assert np.array_equal(a.indices, b.indices)
+        assert np.array_equal(a.data, b.data)
     assert np.allclose(np.linalg.norm(view.entity_unit_vectors, axis=1), 1.0, atol=1e-5)
 
 
@@ -162,5 +177,7 @@ def test_new_index_files_round_trip(view, tmp_path) -> None:
     again = read_graph_index(directory)
     assert again is not None
     assert np.array_equal(again.entity_unit_vectors, index.entity_unit_vectors)
-    for a, b in zip(again.memorai_structure, index.memorai_structure, strict=True):
+    pairs = [*zip(again.memorai_structure, index.memorai_structure, strict=True)]
+    pairs += [*zip(again.default_graph, index.default_graph, strict=True)]
+    for a, b in pairs:
         assert (a != b).nnz == 0 and a.shape == b.shape
