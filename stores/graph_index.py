@@ -15,7 +15,9 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
 - optional files added after format 4 came out (an index without them still opens, and
   the query process computes what they hold, as before they were stored):
   `entity_unit_vectors.npy` (the entities' vectors scaled to unit length, REAL's and
-  PersonalAI's node vectors) and MemORAI's structure of the default query coordinates
+  PersonalAI's node vectors), and of the default query coordinates (now, not
+  speculative) the graph's entity – fact incidence and fact support
+  (`default_entity_facts_*.npy`, `default_fact_segments_*.npy`) and MemORAI's structure
   (`memorai_adjacency_*.npy`, `memorai_expansion_*.npy`, `memorai_structure_ones.npy`);
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
