@@ -22,8 +22,9 @@ import scipy.sparse as sp
 
 from memory.fact_columns import FactColumns, FactRows, SelectedRows
 from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
-from transforms.graph_index import GraphIndex
+from transforms.graph_index import DEFAULT_COORDINATES, GraphIndex
 from transforms.graph_links import fact_statement, linearize
+from transforms.graph_structures import entity_adjacency, entity_fact_incidence
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,9 @@ class MemoryGraph:
     @functools.cached_property
     def entity_adjacency(self) -> sp.csr_matrix:
         """Symmetric entity x entity matrix; weight = summed confidence of the facts between."""
-        n = len(self.entity_ids)
-        upper = sp.coo_matrix(
-            (self.fact_confidence, (self.fact_head, self.fact_tail)), shape=(n, n)
-        ).tocsr()
-        return (upper + upper.T).tocsr()
+        return entity_adjacency(
+            self.fact_head, self.fact_tail, self.fact_confidence, len(self.entity_ids)
+        )
 
     @functools.cached_property
     def segment_facts(self) -> sp.csr_matrix:
@@ -134,29 +133,31 @@ def graph_of(view: SnapshotView, query: QueryContext) -> MemoryGraph:
     on first use and cached."""
     key = ("memory_graph", *query.fact_filter)
     if key not in view.cache:
+        index = view.graph_index
+        stored = index.default_graph if query.fact_filter == DEFAULT_COORDINATES else None
         view.cache[key] = _select(
-            view.graph_index, view.node_names, view.fact_columns, view.fact_mask(query)
+            index, view.node_names, view.fact_columns, view.fact_mask(query), stored
         )
     return view.cache[key]
 
 
 def _select(
-    index: GraphIndex, names: NodeNames, columns: FactColumns, mask: np.ndarray
+    index: GraphIndex,
+    names: NodeNames,
+    columns: FactColumns,
+    mask: np.ndarray,
+    stored: tuple[sp.csr_matrix, sp.csr_matrix] | None = None,
 ) -> MemoryGraph:
     """The graph of the facts in `mask` whose both ends are entities: column selections of
-    the index, with the entity x fact incidence built from the selected ends."""
+    the index, with the entity x fact incidence built from the selected ends (`stored`:
+    the incidence and support the index holds for this selection, mapped)."""
     positions = np.flatnonzero(mask & index.in_graph)
     head = np.asarray(index.fact_head[positions], np.int64)
     tail = np.asarray(index.fact_tail[positions], np.int64)
-    n_e, n_f = len(index.entity_ids), len(positions)
-    fact_index = np.arange(n_f)
-    entity_facts = sp.coo_matrix(
-        (
-            np.concatenate([np.ones(n_f), -np.ones(n_f)]),
-            (np.concatenate([head, tail]), np.concatenate([fact_index, fact_index])),
-        ),
-        shape=(n_e, n_f),
-    ).tocsr()
+    entity_facts, fact_segments = stored or (
+        entity_fact_incidence(head, tail, index.entity_rows.num_rows),
+        index.fact_segments[positions],
+    )
     return MemoryGraph(
         entity_ids=names.entity_ids,
         entity_names=names.entity_names,
@@ -168,5 +169,5 @@ def _select(
         fact_vectors=SelectedRows(index.fact_vectors, positions),
         entity_facts=entity_facts,
         mentions=index.mentions,
-        fact_segments=index.fact_segments[positions],
+        fact_segments=fact_segments,
     )

@@ -34,6 +34,8 @@ import scipy.sparse as sp
 
 from memory.graph import MemoryGraph, graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
+from transforms.graph_index import DEFAULT_COORDINATES
+from transforms.graph_structures import memorai_structure
 
 ENTITY, SEGMENT, FACT = 0, 1, 2
 KIND_NAMES = ("entity", "segment", "fact")
@@ -81,52 +83,29 @@ class QuerySubgraph:
 
 
 def structure_of(view: SnapshotView, query: QueryContext) -> Structure:
-    """The heterogeneous structure for the query's fact coordinates, built once and cached."""
+    """The heterogeneous structure for the query's fact coordinates: mapped from the graph
+    index for the default coordinates (now, not speculative) when its build stored it,
+    else built once and cached."""
     key = ("memorai_structure", *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = build_structure(graph_of(view, query))
+        graph = graph_of(view, query)
+        stored = view.graph_index.memorai_structure
+        if query.fact_filter == DEFAULT_COORDINATES and stored is not None:
+            view.cache[key] = Structure(*stored, graph.n_entities, *_counts(graph))
+        else:
+            view.cache[key] = build_structure(graph)
     return view.cache[key]
 
 
 def build_structure(graph: MemoryGraph) -> Structure:
-    entity_segment = graph.entity_segments.astype(np.float64)
-    entity_fact = abs(graph.entity_facts).astype(np.float64)
-    segment_fact = graph.segment_facts.astype(np.float64)
-    adjacency = binary_pattern(
-        sp.bmat(
-            [
-                [None, entity_segment, entity_fact],
-                [entity_segment.T, None, segment_fact],
-                [entity_fact.T, segment_fact.T, None],
-            ],
-            format="csr",
-        )
+    adjacency, expansion = memorai_structure(
+        graph.mentions, graph.entity_facts, graph.fact_segments, graph.entity_adjacency
     )
-    n_e = graph.n_entities
-    related = sp.block_diag(
-        [binary_pattern(graph.entity_adjacency), sp.csr_matrix((adjacency.shape[0] - n_e,) * 2)]
-    )
-    return Structure(
-        adjacency=adjacency,
-        expansion=binary_pattern(adjacency + related),
-        n_entities=n_e,
-        n_segments=len(graph.segment_ids),
-        n_facts=len(graph.facts),
-    )
+    return Structure(adjacency, expansion, graph.n_entities, *_counts(graph))
 
 
-def binary_pattern(matrix: sp.spmatrix) -> sp.csr_matrix:
-    """1 where `matrix` has a nonzero entry off the diagonal: the stored entries are
-    masked in place of scipy's `setdiag(0)`, which goes through COO and took 8 of the 12 s
-    of the structure at 1M facts."""
-    source = sp.csr_matrix(matrix)
-    source.sum_duplicates()
-    rows = np.repeat(np.arange(source.shape[0]), np.diff(source.indptr))
-    kept = (source.indices != rows) & (source.data != 0)
-    indptr = np.zeros(source.shape[0] + 1, np.int64)
-    np.cumsum(np.bincount(rows[kept], minlength=source.shape[0]), out=indptr[1:])
-    indices = source.indices[kept]
-    return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=source.shape)
+def _counts(graph: MemoryGraph) -> tuple[int, int]:
+    return len(graph.segment_ids), len(graph.facts)
 
 
 def global_nodes(

@@ -65,7 +65,10 @@ class VectorLists:
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """`vectors` with every nonzero row scaled to length 1 (zero rows stay zero), float32."""
+    """`vectors` with every nonzero row scaled to length 1 (zero rows stay zero), float32.
+    The graph index stores the entities' so (`GraphIndex.entity_unit_vectors`): at 250k
+    entities the norms and the scaled copy took 1.1-1.4 s of a query process's first
+    query and 384 MB of its memory, in REAL and in PersonalAI each."""
     vectors = np.asarray(vectors, np.float32)
     if not len(vectors):
         return vectors.reshape(0, vectors.shape[1] if vectors.ndim == 2 else 0)

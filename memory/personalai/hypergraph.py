@@ -42,7 +42,6 @@ from memory.personalai.theses import LlmThesis, read_theses
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
-from transforms.vector_lists import unit_rows
 
 FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
@@ -346,6 +345,5 @@ def _resolved_theses(
 
 
 def _entity_vectors(view: SnapshotView) -> np.ndarray:
-    """Entity description vectors in entity order, normalised (as the graph index's IVF
-    index of them, `GraphIndex.entity_lists`, holds them)."""
-    return unit_rows(view.entity_vectors)
+    """Entity description vectors in entity order, normalised (mapped from the index)."""
+    return view.entity_unit_vectors

@@ -54,9 +54,7 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     graph's entity positions); built once per view."""
     if "real_entity_features" not in view.cache:
         types = view.entities.column("entity_type").to_pylist()
-        vectors = view.entity_vectors if types else np.zeros((0, 0), np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True) if types else 1.0
-        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        vectors = view.entity_unit_vectors if types else np.zeros((0, 0), np.float32)
         view.cache["real_entity_features"] = (types, vectors)
     return view.cache["real_entity_features"]
 

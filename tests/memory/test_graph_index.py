@@ -6,7 +6,9 @@ the same from the mapped index and from one computed in the query process."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,13 +16,23 @@ import pytest
 from memory import Memory
 from memory.graph import graph_of
 from memory.linking import similar_facts
+from memory.memorai_subgraph import structure_of
 from memory.personalai.evidence import linked_nodes
 from memory.personalai.hypergraph import personal_graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
 from memory.top import top_positions
 from stores.fact_queries import AsOf, facts_table_as_of
-from stores.graph_index import graph_index_dir, is_complete
+from stores.graph_index import (
+    DEFAULT_GRAPH,
+    OPTIONAL_ARRAYS,
+    OPTIONAL_STRUCTURES,
+    graph_index_dir,
+    is_complete,
+    read_graph_index,
+    write_graph_index,
+)
+from transforms.graph_index import DEFAULT_COORDINATES
 from transforms.vector_lists import build_vector_lists, unit_rows
 
 COORDINATES = [
@@ -83,19 +95,50 @@ def test_index_selection_equals_the_as_of_read(view, valid_at, speculative) -> N
         assert view.segment_facts(segment, query) == by_segment.get(segment, []), segment
 
 
-def test_mapped_and_computed_indexes_answer_alike(graph_memory, view) -> None:
+@pytest.fixture(scope="module")
+def old_index_dir(view, tmp_path_factory) -> Path:
+    """A copy of the sample's index without the files added after format 4 came out, as
+    an index written before them is."""
+    directory = tmp_path_factory.mktemp("old_index") / view.snapshot.snapshot_id
+    shutil.copytree(view.index_dir, directory)
+    added = [f"{name}.npy" for name in OPTIONAL_ARRAYS] + [
+        f"{name}_{part}.npy"
+        for names in OPTIONAL_STRUCTURES.values()
+        for name in names
+        for part in ("indptr", "indices")
+    ]
+    added += [f"{field}_ones.npy" for field in OPTIONAL_STRUCTURES]
+    added += [f"{name}_{part}.npy" for name in DEFAULT_GRAPH for part in ("indptr", "indices")]
+    added += [f"{DEFAULT_GRAPH[0]}_data.npy"]
+    for name in added:
+        (directory / name).unlink()
+    return directory
+
+
+def test_mapped_and_computed_indexes_answer_alike(graph_memory, view, old_index_dir) -> None:
+    """The index the build mapped, an index without the files added later (what those
+    files hold is computed at query time) and one computed in the query process rank
+    alike for every strategy, at the default coordinates and at a valid time."""
     computed = Memory(SnapshotView(view.snapshot, view.connect, view.db))
+    old = Memory(SnapshotView(view.snapshot, view.connect, view.db, old_index_dir))
     assert not isinstance(computed._view.graph_index.fact_vectors, np.memmap)
+    assert old._view.mapped_index is not None
+    assert old._view.mapped_index.memorai_structure is None
+    assert old._view.mapped_index.entity_unit_vectors is None
+    assert isinstance(view.graph_index.entity_unit_vectors, np.memmap)
+    assert view.graph_index.memorai_structure is not None
     for strategy in STRATEGY_NAMES:
         for text, at in [
             ("Who is the CEO of Acme?", None),
             ("Where did Priya work in 2021?", datetime(2021, 6, 1, tzinfo=UTC)),
+            ("Maybe who might have led Acme?", None),
         ]:
             mapped = graph_memory.query(text, strategy=strategy, k=5, valid_at=at)
-            again = computed.query(text, strategy=strategy, k=5, valid_at=at)
-            assert [dataclasses.astuple(h) for h in mapped] == [
-                dataclasses.astuple(h) for h in again
-            ], strategy
+            for other in (computed, old):
+                again = other.query(text, strategy=strategy, k=5, valid_at=at)
+                assert [dataclasses.astuple(h) for h in mapped] == [
+                    dataclasses.astuple(h) for h in again
+                ], strategy
 
 
 def test_a_small_index_has_no_vector_lists_and_links_by_the_whole_product(view) -> None:
@@ -136,3 +179,50 @@ def test_probing_every_vector_list_links_as_the_whole_product(view, valid_at, sp
         assert linked_nodes(listed, probed, again, question) == linked_nodes(
             view, exact, personal, question
         )
+
+
+def test_stored_structures_equal_those_built_at_query_time(view, old_index_dir) -> None:
+    """The mapped MemORAI structure and unit entity vectors are, entry for entry, what a
+    query process builds from an index that lacks them."""
+    old = SnapshotView(view.snapshot, view.connect, view.db, old_index_dir)
+    query = QueryContext("q", 5, *DEFAULT_COORDINATES)
+    mapped, built = structure_of(view, query), structure_of(old, query)
+    assert mapped.adjacency is view.graph_index.memorai_structure[0], "mapped, not rebuilt"
+    for a, b in [(mapped.adjacency, built.adjacency), (mapped.expansion, built.expansion)]:
+        assert a.shape == b.shape
+        assert np.array_equal(a.indptr, b.indptr)
+        assert np.array_equal(a.indices, b.indices)
+        assert np.array_equal(a.toarray(), b.toarray())
+    assert (mapped.n_entities, mapped.n_segments, mapped.n_facts) == (
+        built.n_entities,
+        built.n_segments,
+        built.n_facts,
+    )
+    assert np.array_equal(view.entity_unit_vectors, old.entity_unit_vectors)
+    assert view.graph_index.default_graph is not None
+    assert old.graph_index.default_graph is None
+    mapped_graph, built_graph = graph_of(view, query), graph_of(old, query)
+    assert mapped_graph.entity_facts is view.graph_index.default_graph[0], "mapped, not rebuilt"
+    for a, b in [
+        (mapped_graph.entity_facts, built_graph.entity_facts),
+        (mapped_graph.fact_segments, built_graph.fact_segments),
+    ]:
+        assert a.shape == b.shape
+        assert np.array_equal(a.indptr, b.indptr)
+        assert np.array_equal(a.indices, b.indices)
+        assert np.array_equal(a.data, b.data)
+    assert np.allclose(np.linalg.norm(view.entity_unit_vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_new_index_files_round_trip(view, tmp_path) -> None:
+    """Written and read back, an index keeps its optional arrays and structures."""
+    index = view.graph_index
+    directory = tmp_path / view.snapshot.snapshot_id
+    assert write_graph_index(directory, index, view.snapshot.snapshot_id)
+    again = read_graph_index(directory)
+    assert again is not None
+    assert np.array_equal(again.entity_unit_vectors, index.entity_unit_vectors)
+    pairs = [*zip(again.memorai_structure, index.memorai_structure, strict=True)]
+    pairs += [*zip(again.default_graph, index.default_graph, strict=True)]
+    for a, b in pairs:
+        assert (a != b).nnz == 0 and a.shape == b.shape

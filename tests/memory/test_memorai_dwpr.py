@@ -13,12 +13,12 @@ from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
-    binary_pattern,
     build_structure,
     edge_weights,
     global_nodes,
     query_subgraph,
 )
+from transforms.graph_structures import binary_pattern
 
 # --- DW-PR on hand-built graphs ---------------------------------------------------------
 
