@@ -36,12 +36,14 @@ demo: $(STAMP)
 	$(BIN)/kgmem query "printer error E-42 came back after the firmware update" --strategy bm25 -k 3
 
 # Test files are spread over TEST_WORKERS processes (pytest-xdist), each file on one worker
-# so its module fixtures are built once; the sample build is shared by all of them.
+# so its module fixtures are built once; the sample build is shared by all of them. Files
+# are handed out in the suite's order, end-to-end files first (tests/conftest.py): xdist's
+# default reorders them by test count, which left the longest files to start last.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
