@@ -62,6 +62,15 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     return view.cache["real_entity_features"]
 
 
+def described_entities(view: SnapshotView) -> np.ndarray:
+    """Per entity position, whether its description vector (`entity_features`) is not
+    all zero: one pass over the vectors once per view, instead of reading the rows of
+    every co-occurring entity in each co-occurrence repair."""
+    if "real_described_entities" not in view.cache:
+        view.cache["real_described_entities"] = entity_features(view)[1].any(axis=1)
+    return view.cache["real_described_entities"]
+
+
 def time_valid(fact: dict[str, Any], at: datetime) -> bool:
     """valid_from ≤ at < valid_to, an unknown start or open end being unbounded."""
     start, end = fact["valid_from"], fact["valid_to"]
@@ -105,6 +114,8 @@ class SearchSpace:
     m: int
     entity_types: list[str]
     entity_vectors: np.ndarray
+    described: np.ndarray
+    """Per entity, whether its description vector is not all zero (`described_entities`)."""
     theta_stable: float = THETA_STABLE
     _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
     _co_occurring: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
@@ -120,6 +131,7 @@ class SearchSpace:
             m=m,
             entity_types=types,
             entity_vectors=vectors,
+            described=described_entities(view),
         )
 
     def label(self, fact: int) -> str:
@@ -186,7 +198,7 @@ class SearchSpace:
             keep = (
                 (targets != entity)
                 & ~np.isin(targets, self.edges_of(entity).others)
-                & self.entity_vectors[targets].any(axis=1)
+                & self.described[targets]
             )
             known = targets[keep]
         self._co_occurring[entity] = known
