@@ -39,6 +39,7 @@ class FactColumns:
         self.names = list(table.column_names)
         self._table = table
         self._fields: dict[str, Field] = {}
+        self._arrays: dict[tuple[str, str], Any] = {}
 
     def read(self, name: str, position: int) -> Any:
         field = self._fields.get(name)
@@ -47,6 +48,55 @@ class FactColumns:
             whole = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
             field = self._fields[name] = _reader(whole)
         return field(position)
+
+    def numbers(self, name: str) -> np.ndarray | None:
+        """A numeric or boolean column without nulls as one NumPy array (None for any other
+        column): for filters over many facts at once, read as `read` reads each."""
+        return self._array(name, "numbers", _numbers)
+
+    def codes(self, name: str) -> tuple[list[Any], np.ndarray] | None:
+        """A string column as (distinct values, with None last; each row's index into
+        them), None where it is no string column."""
+        return self._array(name, "codes", _codes)
+
+    def micros(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A time-zoned microsecond timestamp column as (per row, whether it has a value;
+        its microseconds since the epoch, 0 where it has none), None for other columns."""
+        return self._array(name, "micros", _micros)
+
+    def _array(self, name: str, kind: str, convert: Callable[[pa.Array], Any]) -> Any:
+        """`convert` of the column, computed once (a column-wide read, kept)."""
+        key = (name, kind)
+        if key not in self._arrays:
+            self._arrays[key] = convert(self._table.column(name).combine_chunks())
+        return self._arrays[key]
+
+
+def _numbers(column: pa.Array) -> np.ndarray | None:
+    kind = column.type
+    numeric = pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+    return column.to_numpy(zero_copy_only=False) if numeric and column.null_count == 0 else None
+
+
+def _codes(column: pa.Array) -> tuple[list[Any], np.ndarray] | None:
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None
+    encoded = column.dictionary_encode()
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.fill_null(len(names)).to_numpy(zero_copy_only=False)
+    return [*names, None], np.asarray(codes, np.int64)
+
+
+def _micros(column: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    kind = column.type
+    if not (pa.types.is_timestamp(kind) and kind.tz and kind.unit == "us"):
+        return None
+    return _micro_values(column)
+
+
+def _micro_values(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    return valid, pc.cast(column, pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
 
 
 def _reader(column: pa.Array) -> Field:
@@ -79,8 +129,7 @@ def _many_distinct(column: pa.Array) -> bool:
 def _timestamp_reader(column: pa.Array, zone: ZoneInfo) -> Field:
     """Microsecond timestamps as aware datetimes in the column's zone (what Arrow's `as_py`
     gives, without its per-scalar cost)."""
-    valid = column.is_valid().to_numpy(zero_copy_only=False)
-    micros = pc.cast(column, pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    valid, micros = _micro_values(column)
 
     def read(position: int) -> datetime | None:
         if not valid[position]:
@@ -133,6 +182,15 @@ class FactRows(Sequence[FactRow]):
 
     def __len__(self) -> int:
         return len(self._positions)
+
+    @property
+    def columns(self) -> FactColumns:
+        return self._columns
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Positions in the fact columns of rows `rows` of this selection (for reading many
+        rows' fields at once through `FactColumns.numbers`, `codes`, `micros`)."""
+        return np.asarray(self._positions[rows], np.int64)
 
     @overload
     def __getitem__(self, i: int) -> FactRow: ...

@@ -25,13 +25,15 @@ temperatures 0.25-1.0 and dampings 0.3-0.7, so the gain does not hinge on the va
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from memory.snapshot_view import QueryContext, SnapshotView
-from memory.strategies.hybrid import POOL, hybrid_ranking
+from memory.strategies.hybrid import POOL, hybrid_ranking, kept_recent
 from transforms.rank_fusion import z_scores
 
 TEMPERATURE = 0.5
@@ -39,6 +41,7 @@ GRAPH_SHARE = 1.0
 """The largest rank bonus (in z-units of the flat ranking) a strategy's graph can add."""
 SEED_SEGMENTS = 10
 """Seed segments a graph search starts from (the top of the flat ranking)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,25 @@ def flat_prior(view: SnapshotView, query: QueryContext) -> FlatPrior:
     per query by `hybrid_ranking`)."""
     fused, explanation = hybrid_ranking(view, query, max(POOL, 2 * query.k))
     return FlatPrior(fused, explanation)
+
+
+def kept_per_query(
+    view: SnapshotView, strategy: str, query: QueryContext, compute: Callable[[], T]
+) -> T:
+    """`compute()`, a strategy's graph work that depends on the query but not on its k
+    beyond the flat prior's pool, kept per (strategy, text, pool, options, fact
+    coordinates) for the view's last `KEPT_RANKINGS` queries: `Memory.query` asks again
+    with 2k when k segments fill fewer than k passages, and then only the cut at k
+    changes, so the walk or path search is not run a second time. Shared, so callers
+    must not change what it returns."""
+    key = (
+        strategy,
+        query.text,
+        max(POOL, 2 * query.k),
+        json.dumps(query.options, sort_keys=True, default=str),
+        *query.fact_filter,
+    )
+    return kept_recent(view, "graph_work", key, compute)
 
 
 def with_graph_bonus(

@@ -89,12 +89,18 @@ class MemoryGraph:
     def n_entities(self) -> int:
         return len(self.entity_ids)
 
-    def edges(self, entity: int) -> list[Edge]:
-        """The facts touching `entity`, both directions (one CSR row, no scan)."""
+    def edge_arrays(self, entity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The facts touching `entity` as arrays (in `edges` order): fact indices, the
+        entity at each one's other end, and whether it points away from the entity."""
         start, end = self.entity_facts.indptr[entity], self.entity_facts.indptr[entity + 1]
-        facts = self.entity_facts.indices[start:end]
+        facts = np.asarray(self.entity_facts.indices[start:end], np.int64)
         outgoing = self.entity_facts.data[start:end] > 0
         others = np.where(outgoing, self.fact_tail[facts], self.fact_head[facts])
+        return facts, np.asarray(others, np.int64), outgoing
+
+    def edges(self, entity: int) -> list[Edge]:
+        """The facts touching `entity`, both directions (one CSR row, no scan)."""
+        facts, others, outgoing = self.edge_arrays(entity)
         return [
             Edge(fact, other, out)
             for fact, other, out in zip(

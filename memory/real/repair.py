@@ -54,6 +54,11 @@ CO_OCCURRENCE_CONFIDENCE = 0.5
 
 def template_for(failed: frozenset[str], relation: str, label: str) -> str | None:
     """The template that admits an edge failing exactly `failed`, if any."""
+    return template_of(failed, is_taxonomic(relation), label)
+
+
+def template_of(failed: frozenset[str], taxonomic: bool, label: str) -> str | None:
+    """`template_for` of a relation known only as taxonomic or not (all it reads of it)."""
     if failed == {TIME}:
         return TEMPORAL_SUCCESSION
     if failed == {STABILITY}:
@@ -61,7 +66,7 @@ def template_for(failed: frozenset[str], relation: str, label: str) -> str | Non
     if failed == {INTENT}:
         if label == CAUSAL:
             return CAUSALITY
-        return HYPONYMY if is_taxonomic(relation) else SYMMETRY
+        return HYPONYMY if taxonomic else SYMMETRY
     return None
 
 
@@ -113,25 +118,24 @@ class Repairer:
     def rule_edges(self, path: Path) -> tuple[np.ndarray, list[str]]:
         """(positions among the end's edges of those a template admits, in edge order;
         the template of each): an edge failing exactly one filter, under the template
-        `template_for` names for that filter and the fact's relation and label."""
-        space, edges = self.space, self.space.edges_of(path.end)
+        `template_for` names for that filter and the fact's relation and label (asked once
+        per distinct (filter, taxonomic relation, label) of the edges)."""
+        edges = self.space.edges_of(path.end)
         intent_failed = edges.intent_failed(path.intent)
         failing = edges.time_failed.astype(int) + edges.stability_failed + intent_failed
         at = np.flatnonzero(edges.open(path) & (failing == 1))
-        templates = []
-        for i in at.tolist():
-            failed = frozenset(
-                name
-                for name, fails in (
-                    (TIME, edges.time_failed[i]),
-                    (STABILITY, edges.stability_failed[i]),
-                    (INTENT, intent_failed[i]),
-                )
-                if fails
+        failed = np.where(edges.time_failed[at], 0, np.where(edges.stability_failed[at], 1, 2))
+        key = (failed * 2 + edges.taxonomic[at]) * len(INTENTS) + edges.labels[at]
+        distinct, inverse = np.unique(key, return_inverse=True)
+        named = [
+            template_of(
+                frozenset({(TIME, STABILITY, INTENT)[k // 2 // len(INTENTS)]}),
+                bool(k // len(INTENTS) % 2),
+                INTENTS[k % len(INTENTS)],
             )
-            fact = int(edges.facts[i])
-            relation = space.graph.facts[fact]["relation"]
-            templates.append(template_for(failed, relation, INTENTS[edges.labels[i]]))
+            for k in distinct.tolist()
+        ]
+        templates = [named[i] for i in inverse.tolist()]
         admitted = np.array([t in self.templates for t in templates], bool)
         return at[admitted], [t for t, a in zip(templates, admitted, strict=True) if a]
 
@@ -142,20 +146,8 @@ class Repairer:
     def co_occurrence_targets(self, path: Path) -> np.ndarray:
         """Entities sharing a segment with the end entity, linked to it by no fact, not on
         the path and with a description vector, in the order the segment product gives."""
-        graph, space = self.space.graph, self.space
-        source = path.end
-        if not len(space.entity_vectors):
-            return np.zeros(0, np.int64)
-        shared = (graph.entity_segments[source] @ graph.mentions).tocsr()
-        targets = np.asarray(shared.indices, np.int64)
-        linked = space.edges_of(source).others
-        keep = (
-            (targets != source)
-            & ~np.isin(targets, linked)
-            & ~np.isin(targets, path.entities)
-            & space.entity_vectors[targets].any(axis=1)
-        )
-        return targets[keep]
+        targets = self.space.co_occurring(path.end)
+        return targets[~np.isin(targets, path.entities)]
 
     def co_occurrence_hop(self, path: Path, target: int) -> Hop:
         graph, space = self.space.graph, self.space

@@ -29,13 +29,14 @@ search at a million facts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
+from memory.fact_columns import EPOCH, FactRows
 from memory.graph import Edge, MemoryGraph, graph_of
-from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent
+from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.facts import THETA_STABLE
@@ -59,6 +60,15 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     return view.cache["real_entity_features"]
 
 
+def described_entities(view: SnapshotView) -> np.ndarray:
+    """Per entity position, whether its description vector (`entity_features`) is not
+    all zero: one pass over the vectors once per view, instead of reading the rows of
+    every co-occurring entity in each co-occurrence repair."""
+    if "real_described_entities" not in view.cache:
+        view.cache["real_described_entities"] = entity_features(view)[1].any(axis=1)
+    return view.cache["real_described_entities"]
+
+
 def time_valid(fact: dict[str, Any], at: datetime) -> bool:
     """valid_from ≤ at < valid_to, an unknown start or open end being unbounded."""
     start, end = fact["valid_from"], fact["valid_to"]
@@ -78,6 +88,8 @@ class EntityEdges:
     time_failed: np.ndarray
     stability_failed: np.ndarray
     labels: np.ndarray
+    taxonomic: np.ndarray
+    """Per edge, whether its fact's relation is taxonomic (`intents.is_taxonomic`)."""
 
     def intent_failed(self, intent: str) -> np.ndarray:
         """Per edge, whether a beam of `intent` may not traverse its fact's label."""
@@ -100,8 +112,11 @@ class SearchSpace:
     m: int
     entity_types: list[str]
     entity_vectors: np.ndarray
+    described: np.ndarray
+    """Per entity, whether its description vector is not all zero (`described_entities`)."""
     theta_stable: float = THETA_STABLE
     _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
+    _co_occurring: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
@@ -114,6 +129,7 @@ class SearchSpace:
             m=m,
             entity_types=types,
             entity_vectors=vectors,
+            described=described_entities(view),
         )
 
     def label(self, fact: int) -> str:
@@ -138,23 +154,52 @@ class SearchSpace:
         known = self._edges.get(entity)
         if known is not None:
             return known
-        edges = self.graph.edges(entity)
-        facts = np.array([e.fact for e in edges], np.int64)
-        time_failed, stability_failed, labels = [], [], []
+        facts, others, outgoing = self.graph.edge_arrays(entity)
+        filters = _column_filters(self, facts)
+        if filters is None:
+            filters = self._row_filters(facts)
+        known = self._edges[entity] = EntityEdges(facts, others, outgoing, *filters)
+        return known
+
+    def _row_filters(
+        self, facts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`EntityEdges`' filter columns read fact row by fact row (`failed_filters`), for
+        a graph whose facts are no column selection (`_column_filters`)."""
+        time_failed, stability_failed, labels, taxonomic = [], [], [], []
         for fact in facts.tolist():
             label = self.label(fact)
             failed = self.failed_filters(fact, FACT, label)
             time_failed.append(TIME in failed)
             stability_failed.append(STABILITY in failed)
             labels.append(INTENT_INDEX[label])
-        known = self._edges[entity] = EntityEdges(
-            facts=facts,
-            others=np.array([e.other for e in edges], np.int64),
-            outgoing=np.array([e.outgoing for e in edges], bool),
-            time_failed=np.array(time_failed, bool),
-            stability_failed=np.array(stability_failed, bool),
-            labels=np.array(labels, np.int64),
+            taxonomic.append(is_taxonomic(self.graph.facts[fact]["relation"]))
+        return (
+            np.array(time_failed, bool),
+            np.array(stability_failed, bool),
+            np.array(labels, np.int64),
+            np.array(taxonomic, bool),
         )
+
+    def co_occurring(self, entity: int) -> np.ndarray:
+        """Entities sharing a segment with `entity`, linked to it by no fact and with a
+        description vector, in the order the segment product gives; read once a query
+        (the co-occurrence repair of every path ending at the entity filters these)."""
+        known = self._co_occurring.get(entity)
+        if known is not None:
+            return known
+        if not len(self.entity_vectors):
+            known = np.zeros(0, np.int64)
+        else:
+            shared = (self.graph.entity_segments[entity] @ self.graph.mentions).tocsr()
+            targets = np.asarray(shared.indices, np.int64)
+            keep = (
+                (targets != entity)
+                & ~np.isin(targets, self.edges_of(entity).others)
+                & self.described[targets]
+            )
+            known = targets[keep]
+        self._co_occurring[entity] = known
         return known
 
     def open_edges(self, path: Path) -> list[Edge]:
@@ -216,6 +261,45 @@ class SearchSpace:
             path.extend(self.fact_hop(path, edge_at(edges, int(i))))
             for i in at[self.best(self.fact_vectors(edges.facts[at]))]
         ]
+
+
+def _column_filters(
+    space: SearchSpace, facts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """`SearchSpace._row_filters` of the facts `facts`, read as arrays from the fact
+    columns the graph selects (None where its facts are no such selection or a column
+    is not of the kind read here): TimeValid and stability as comparisons of whole
+    columns, and the intent label and taxonomy of each distinct (relation, cardinality,
+    closed) of the edges, computed once by `fact_intent` and `is_taxonomic`."""
+    rows, at = space.graph.facts, space.reference_time
+    if not isinstance(rows, FactRows) or at.tzinfo is None:
+        return None
+    columns = rows.columns
+    relation, cardinality = columns.codes("relation"), columns.codes("cardinality")
+    start, end = columns.micros("valid_from"), columns.micros("valid_to")
+    confidence = columns.numbers("confidence")
+    if relation is None or cardinality is None or start is None or end is None:
+        return None
+    if confidence is None:
+        return None
+    positions = rows.positions(facts)
+    now = (at - EPOCH) // timedelta(microseconds=1)
+    started = ~start[0][positions] | (start[1][positions] <= now)
+    closed = end[0][positions]
+    time_failed = ~(started & (~closed | (end[1][positions] > now)))
+    stable = np.asarray(confidence[positions], np.float64) >= space.theta_stable
+    stability_failed = np.zeros(len(facts), bool) if space.speculative else ~stable
+    relations, cardinalities = relation[0], cardinality[0]
+    relation_codes = relation[1][positions]
+    combination = (relation_codes * len(cardinalities) + cardinality[1][positions]) * 2 + closed
+    distinct, inverse = np.unique(combination, return_inverse=True)
+    labels, taxonomic = np.zeros(len(distinct), np.int64), np.zeros(len(distinct), bool)
+    for i, key in enumerate(distinct.tolist()):
+        name = relations[key // 2 // len(cardinalities)]
+        kind = cardinalities[key // 2 % len(cardinalities)]
+        labels[i] = INTENT_INDEX[fact_intent(name, kind, bool(key % 2))]
+        taxonomic[i] = is_taxonomic(name)
+    return time_failed, stability_failed, labels[inverse], taxonomic[inverse]
 
 
 def edge_at(edges: EntityEdges, i: int) -> Edge:

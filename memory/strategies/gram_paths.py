@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
-from memory.flat_prior import flat_prior, with_graph_bonus
+from memory.flat_prior import flat_prior, kept_per_query, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import named_entities, positions, similar_entities
 from memory.relational_paths import (
@@ -64,6 +65,17 @@ TOP_PATHS_EXPLAINED = 10
 
 
 def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
+    best, explanation = kept_per_query(view, "gram_paths", query, lambda: _paths(view, query))
+    prior = flat_prior(view, query)
+    scored, paths = _rank_segments(view, graph_of(view, query), best, query.k)
+    return Ranking(with_graph_bonus(prior, scored)[: query.k], explanation, paths)
+
+
+def _paths(
+    view: SnapshotView, query: QueryContext
+) -> tuple[list[tuple[float, RelationalPath]], dict[str, Any]]:
+    """The kept paths, best first, and the explanation: all of `gram_paths` but the
+    segments ranked at k (kept per query by `kept_per_query`)."""
     graph = graph_of(view, query)
     max_length = int(query.options.get("max_length", MAX_LENGTH))
     per_pair = int(query.options.get("paths_per_pair", PATHS_PER_PAIR))
@@ -90,8 +102,6 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
             path = reading_order(graph, search.path(int(index)))
             kept.setdefault(tuple(sorted(path.facts)), (float(scores[index]), path))
     best = sorted(kept.values(), key=lambda item: -item[0])
-    scored, paths = _rank_segments(view, graph, best, query.k)
-    scored = with_graph_bonus(prior, scored)[: query.k]
     found = Counter[int]()
     for search in searches:
         found.update(search.lengths())
@@ -112,7 +122,7 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
             for score, p in best[:TOP_PATHS_EXPLAINED]
         ],
     }
-    return Ranking(scored, explanation, paths)
+    return best, explanation
 
 
 def _with_facts(graph: MemoryGraph, entities: dict[str, float]) -> list[int]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
 
 from memory.linking import beside, full_text_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -31,7 +31,8 @@ POOL = 50
 """Candidates per signal (at least; 2k when k is larger)."""
 EXPLAINED_HITS = 10
 KEPT_RANKINGS = 8
-"""Fused rankings a view keeps (`hybrid_ranking`)."""
+"""Fused rankings a view keeps (`hybrid_ranking`), and strategies' per-query work."""
+T = TypeVar("T")
 
 
 def available_signals(view: SnapshotView) -> tuple[str, ...]:
@@ -67,15 +68,37 @@ def hybrid_ranking(
     graph strategy asks for its flat prior again as `Memory.query` widens its fetch to
     fill k passages, and the pool (hence the ranking) is the same until 2k exceeds it.
     Shared, so callers must not change what it returns."""
+    return _kept(view, query, pool)[0]
+
+
+def hybrid_signals(
+    view: SnapshotView, query: QueryContext, pool: int | None = None
+) -> dict[str, Scored]:
+    """The signal lists (`signal_lists`) that `hybrid_ranking` of the same arguments
+    fused, kept with it: a strategy that needs a signal's top list of at most `pool`
+    (KGERMAR's contextual and semantic banks) reads its head instead of searching again.
+    Shared, so callers must not change what it returns."""
+    return _kept(view, query, pool)[1]
+
+
+def _kept(
+    view: SnapshotView, query: QueryContext, pool: int | None
+) -> tuple[tuple[list[tuple[str, float]], dict[str, Any]], dict[str, Scored]]:
+    """(`hybrid_ranking`, `hybrid_signals`) of the arguments, from the view's kept ones."""
     pool = pool or max(POOL, 2 * query.k)
     key = (query.text, pool, json.dumps(query.options, sort_keys=True, default=str))
-    kept: OrderedDict[tuple[str, int, str], Any] = view.cache.setdefault(
-        "hybrid_rankings", OrderedDict()
-    )
+    return kept_recent(view, "hybrid_rankings", key, lambda: _fused(view, query, pool))
+
+
+def kept_recent(view: SnapshotView, name: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """`compute()` kept under `key` in the view's cache `name`, which holds the last
+    `KEPT_RANKINGS` keys asked for (a per-query result, asked again as `Memory.query`
+    widens its fetch; bounded, so a long session does not grow it)."""
+    kept: OrderedDict[Hashable, Any] = view.cache.setdefault(name, OrderedDict())
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
-    kept[key] = _fused(view, query, pool)
+    kept[key] = compute()
     if len(kept) > KEPT_RANKINGS:
         kept.popitem(last=False)
     return kept[key]
@@ -83,7 +106,7 @@ def hybrid_ranking(
 
 def _fused(
     view: SnapshotView, query: QueryContext, pool: int
-) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+) -> tuple[tuple[list[tuple[str, float]], dict[str, Any]], dict[str, Scored]]:
     signals = signal_lists(view, query, pool)
     weights, sources = resolve_weights(view.snapshot.retrieval, query.options)
     available = available_signals(view)
@@ -104,7 +127,7 @@ def _fused(
             for segment_id, _ in fused[:EXPLAINED_HITS]
         },
     }
-    return fused, explanation
+    return (fused, explanation), signals
 
 
 def hybrid(view: SnapshotView, query: QueryContext) -> Ranking:

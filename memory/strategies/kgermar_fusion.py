@@ -44,9 +44,10 @@ import scipy.sparse as sp
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import beside, full_text_segments, nearest_segments
+from memory.linking import beside
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.strategies.hybrid import hybrid_signals
 from schemas.tables import EXTRACTABLE_KINDS
 
 SHOWN = 5
@@ -83,10 +84,13 @@ def retrieve_banks(
 def start_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
 ) -> Callable[[], Banks]:
-    """The banks' searches started `beside` the caller, which may compute its flat prior
-    meanwhile (the segment vector search, an exhaustive scan below the vector index's
-    size, costs as much as the prior's own); the function returned waits for them."""
-    contextual = beside(full_text_segments, view, query.text, budget)
+    """The structural bank's entity search started `beside` the caller, which computes
+    the query's flat prior meanwhile; the function returned waits for it and takes the
+    contextual and semantic banks from the prior's own BM25 and dense lists
+    (`hybrid_signals`, top max(`POOL`, 2k) >= `budget`): a search's top `budget` is the
+    head of its top pool (both searches are exhaustive top-k scans: no candidate depends
+    on the limit), so each bank is the list a search of its own would return, without
+    running that search again beside the prior's."""
     missing: list[str] = []
     try:
         structure = view.table("structure")
@@ -94,7 +98,6 @@ def start_banks(
         structure = None
         missing.append(f"structural: {exc}")
     vector = view.embed_query(query.text)
-    semantic = beside(nearest_segments, view, vector, budget)
     entities = (
         beside(_structural_entities, structure, vector, entity_k or budget)
         if structure is not None
@@ -102,7 +105,8 @@ def start_banks(
     )
 
     def finish() -> Banks:
-        raw = {"contextual": contextual.result(), "semantic": semantic.result()}
+        signals = hybrid_signals(view, query)
+        raw = {"contextual": signals["bm25"][:budget], "semantic": signals["dense"][:budget]}
         banks = Banks(raw=raw, normalised={}, missing=missing)
         if entities is not None:
             banks.entities = entities.result()

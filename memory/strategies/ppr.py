@@ -28,9 +28,11 @@ power iteration).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from memory.flat_prior import TEMPERATURE, flat_prior
+from memory.flat_prior import TEMPERATURE, flat_prior, kept_per_query
 from memory.graph import graph_of
 from memory.linking import named_entities, phrase_keys, query_entities
 from memory.passage_graph import PHRASE_PREFIX, WALK_THRESHOLD, passage_graph
@@ -48,6 +50,15 @@ CANDIDATES = 200
 
 
 def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
+    blended, explanation = kept_per_query(view, "hipporag_ppr", query, lambda: _walk(view, query))
+    return Ranking([(s, round(score, 6)) for s, score in blended[: query.k]], explanation)
+
+
+def _walk(
+    view: SnapshotView, query: QueryContext
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """The walk's blended ranking of every candidate and the explanation: all of `ppr`
+    but the cut at k (kept per query by `kept_per_query`)."""
     options = query.options
     damping = float(options.get("damping", DAMPING))
     flat_share = {
@@ -82,7 +93,7 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
         for entity, weight in links.items():
             reset[graph.n_segments + graph.node_position[entity]] += share * weight / total
     if reset.sum() == 0:
-        return Ranking([], {"strategy": "hipporag_ppr", "seeds": {}})
+        return [], {"strategy": "hipporag_ppr", "seeds": {}}
     threshold = float(options.get("walk_threshold", WALK_THRESHOLD))
     reached, mass = graph.top_segments(reset, damping, CANDIDATES, threshold)
     walked = [
@@ -100,8 +111,8 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
         position = entities.entity_position.get(entity)
         return entity if position is None else entities.entity_names[position]
 
-    return Ranking(
-        [(s, round(score, 6)) for s, score in blended[: query.k]],
+    return (
+        blended,
         {
             "strategy": "hipporag_ppr",
             "damping": damping,

@@ -167,3 +167,46 @@ def test_segment_rows_read_value_by_value_equal_a_row_slice(view) -> None:
             "kind": whole["kind"],
             "doc_id": whole["doc_id"],
         }
+
+
+@pytest.mark.parametrize("strategy", ["hipporag_ppr", "gram_paths"])
+def test_graph_work_kept_per_query_ranks_as_computed_afresh(graph_memory, strategy) -> None:
+    """A graph strategy asked again with another k (as `Memory.query` widens its fetch)
+    reuses its kept walk or path search, and answers each k exactly as a fresh view."""
+    from memory.strategies.registry import STRATEGIES
+
+    run = STRATEGIES[strategy]
+    reused = _fresh(graph_memory._view)
+    for text in QUERIES:
+        for k in (3, 6, 12, 30):
+            query = QueryContext(text, k)
+            kept = run(reused, query)
+            fresh = run(_fresh(graph_memory._view), query)
+            assert (kept.scored, kept.explanation, kept.paths) == (
+                fresh.scored,
+                fresh.explanation,
+                fresh.paths,
+            )
+    assert len(reused.cache["graph_work"]) == hybrid.KEPT_RANKINGS
+
+
+def test_kgermar_banks_are_the_heads_of_the_prior_signals(graph_memory) -> None:
+    """KGERMAR's contextual and semantic banks, read from the flat prior's signal lists,
+    are the lists searches of their own budget return, up to which of the segments tied
+    at the last score fill the last places (a search of another limit breaks such ties
+    its own way): the same scores, and the same segments above the last score."""
+    from memory.strategies.kgermar_fusion import retrieve_banks
+
+    view = _fresh(graph_memory._view)
+    for text in QUERIES:
+        for k in (3, 10, 25):
+            banks = retrieve_banks(view, QueryContext(text, k), k)
+            own = {
+                "contextual": full_text_segments(view, text, k),
+                "semantic": linking.nearest_segments(view, view.embed_query(text), k),
+            }
+            for name, scored in own.items():
+                head = banks.raw[name]
+                assert [s for _, s in head] == [s for _, s in scored], (name, text, k)
+                last = min((s for _, s in scored), default=0.0)
+                assert {h for h in head if h[1] > last} == {h for h in scored if h[1] > last}
