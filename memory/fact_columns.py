@@ -44,9 +44,7 @@ class FactColumns:
     def read(self, name: str, position: int) -> Any:
         field = self._fields.get(name)
         if field is None:
-            column = self._table.column(name)
-            whole = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-            field = self._fields[name] = _reader(whole)
+            field = self._fields[name] = _reader(self._column(name))
         return field(position)
 
     def numbers(self, name: str) -> np.ndarray | None:
@@ -68,8 +66,14 @@ class FactColumns:
         """`convert` of the column, computed once (a column-wide read, kept)."""
         key = (name, kind)
         if key not in self._arrays:
-            self._arrays[key] = convert(self._table.column(name).combine_chunks())
+            self._arrays[key] = convert(self._column(name))
         return self._arrays[key]
+
+    def _column(self, name: str) -> pa.Array:
+        """The column as one array: its one mapped chunk itself (no copy), else the chunks
+        combined."""
+        column = self._table.column(name)
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _numbers(column: pa.Array) -> np.ndarray | None:

@@ -3,8 +3,8 @@ row or, where the snapshot's graph index holds an IVF index of the matrix
 (`transforms.vector_lists`), by re-scoring the rows of the lists nearest to the query.
 
 A query's option `vector_probes` sets how many lists are probed; 0 multiplies every row
-(the exact path, one setting away). Matrices below `EXACT_BELOW` rows have no IVF index
-and are always multiplied whole.
+(the exact path, one setting away). Matrices below `transforms.vector_lists.EXACT_BELOW`
+rows have no IVF index and are always multiplied whole.
 
 `PROBES` = 32 lists. Measured (top-k overlap with the whole product):
 - real MiniLM vectors (34,735 passage vectors of the dev sets' embedding cache, 186 lists,
@@ -26,12 +26,10 @@ import numpy as np
 
 from memory.fact_columns import SelectedRows
 from memory.top import top_positions
-from transforms.vector_lists import EXACT_BELOW, VectorLists, probe
+from transforms.vector_lists import VectorLists, probe
 
 PROBES = 32
 OPTION = "vector_probes"
-
-__all__ = ["EXACT_BELOW", "OPTION", "PROBES", "nearest_rows", "probes_of"]
 
 
 def probes_of(options: Mapping[str, Any]) -> int:
