@@ -10,22 +10,25 @@ Encoders that were trained with different inputs for queries and passages (e5's
 "query: " / "passage: " prefixes, or the prompts a sentence-transformers model declares)
 are told which one they embed through `role`; for MiniLM both roles are the same text.
 
-Queries to a local BERT sentence-transformers model (the packaged MiniLM among them) are
-embedded by `transforms.numpy_bert` on numpy alone, so a query process never imports
-torch; stored texts are embedded by sentence-transformers (batched, CUDA when present).
+A local BERT sentence-transformers model (the packaged MiniLM among them) is run without
+sentence-transformers: queries by `transforms.numpy_bert` on numpy alone, so a query
+process never imports torch, and stored texts by `transforms.torch_bert` (batched, CUDA
+when present), so a build process does not pay sentence-transformers' 5 s import. Any
+other model is run by sentence-transformers.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 from transforms.numpy_bert import NumpyBertEncoder, numpy_encoder
+from transforms.torch_bert import TokenBatch, torch_encoder
 
 DEFAULT_ENCODER = "packaged:all-MiniLM-L6-v2"
 PACKAGED_E5 = "packaged:multilingual-e5-small"
@@ -80,7 +83,7 @@ def encoder_dimension(model: str = DEFAULT_ENCODER) -> int:
     """Length of the vectors `model` produces."""
     if model == PACKAGED_E5:
         return int(_load_e5().dim)
-    if directory := _numpy_model_directory(model):
+    if directory := _local_bert_directory(model):
         return numpy_encoder(directory).dim
     return int(load_encoder(model).get_embedding_dimension())
 
@@ -99,8 +102,10 @@ def encode(
         return np.zeros((0, encoder_dimension(model)), dtype=np.float32)
     if model == PACKAGED_E5:
         return _encode_e5(list(texts), batch_size, role)
-    if role == "query" and (directory := _numpy_model_directory(model)):
-        return numpy_encoder(directory).encode(list(texts))
+    if directory := _local_bert_directory(model):
+        if role == "query":
+            return numpy_encoder(directory).encode(list(texts))
+        return torch_encoder(directory).encode(texts, batch_size)
     encoder = load_encoder(model)
     method = encoder.encode_query if role == "query" else encoder.encode_document
     vectors = method(
@@ -109,10 +114,37 @@ def encode(
     return np.asarray(vectors, dtype=np.float32)
 
 
+def token_batches(texts: Sequence[str], model: str, batch_size: int = 64) -> Iterator[TokenBatch]:
+    """The last hidden states of `texts` under `model`, with each token's character span,
+    in padded batches (for span pooling; `has_token_outputs(model)` must hold)."""
+    if directory := _local_bert_directory(model):
+        yield from torch_encoder(directory).token_batches(texts, batch_size)
+        return
+    import torch
+
+    encoder = load_encoder(model)
+    transformer = encoder[0]
+    for first in range(0, len(texts), batch_size):
+        rows = list(range(first, min(first + batch_size, len(texts))))
+        tokens = transformer.tokenizer(
+            [texts[i] for i in rows],
+            padding=True,
+            truncation=True,
+            max_length=transformer.max_seq_length,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        offsets = tokens.pop("offset_mapping").numpy()
+        with torch.inference_mode():
+            hidden = transformer.auto_model(**tokens.to(encoder.device)).last_hidden_state
+        mask = tokens["attention_mask"].cpu().numpy().astype(bool)
+        yield TokenBatch(rows, hidden.float().cpu().numpy(), mask, offsets)
+
+
 @functools.cache
-def _numpy_model_directory(model: str) -> str | None:
-    """The local directory of `model` when `transforms.numpy_bert` runs it: queries are
-    then embedded without importing torch (about 6 s saved per query process)."""
+def _local_bert_directory(model: str) -> str | None:
+    """The local directory of `model` when `transforms.numpy_bert` (queries) and
+    `transforms.torch_bert` (stored texts) run it instead of sentence-transformers."""
     directory = Path(resolve_model_path(model))
     return str(directory) if NumpyBertEncoder.supports(directory) else None
 

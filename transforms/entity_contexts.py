@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from transforms.consolidation import normalize_name
-from transforms.embedding import encode, encoder_dimension, has_token_outputs, load_encoder
+from transforms.embedding import encode, encoder_dimension, has_token_outputs, token_batches
 
 CONTEXT_TOKENS = 64
 MAX_MENTIONS = 8
@@ -91,38 +91,21 @@ def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -
     instead: the entity is still described by its contexts, not pooled over its span."""
     if not has_token_outputs(model):
         return _encode_windows(contexts, model, batch_size)
-    import torch
-
-    encoder = load_encoder(model)
-    transformer = encoder[0]
     spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for row, joined in enumerate(contexts):
         for window in joined.split(WINDOW_SEPARATOR):
             text, start, end = split_marked(window)
             spans[text].append((row, start, end))
     texts = sorted(spans, key=len)
-    dim = encoder.get_embedding_dimension()
+    dim = encoder_dimension(model)
     sums, counts = np.zeros((len(contexts), dim), np.float32), np.zeros(len(contexts))
-    for first in range(0, len(texts), batch_size):
-        batch = texts[first : first + batch_size]
-        tokens = transformer.tokenizer(
-            batch,
-            padding=True,
-            truncation=True,
-            max_length=transformer.max_seq_length,
-            return_offsets_mapping=True,
-            return_tensors="pt",
-        )
-        offsets = tokens.pop("offset_mapping").numpy()
-        with torch.no_grad():
-            hidden = transformer.auto_model(**tokens.to(encoder.device)).last_hidden_state
-        hidden = hidden.float().cpu().numpy()
-        mask = tokens["attention_mask"].cpu().numpy().astype(bool)
-        for i, text in enumerate(batch):
-            real = mask[i] & (offsets[i, :, 1] > offsets[i, :, 0])
-            for row, start, end in spans[text]:
-                span = real & (offsets[i, :, 0] < end) & (offsets[i, :, 1] > start)
-                sums[row] += hidden[i][span if span.any() else real].mean(axis=0)
+    for batch in token_batches(texts, model, batch_size):
+        for i, text_row in enumerate(batch.rows):
+            offsets, hidden = batch.offsets[i], batch.states[i]
+            real = batch.mask[i] & (offsets[:, 1] > offsets[:, 0])
+            for row, start, end in spans[texts[text_row]]:
+                span = real & (offsets[:, 0] < end) & (offsets[:, 1] > start)
+                sums[row] += hidden[span if span.any() else real].mean(axis=0)
                 counts[row] += 1
     vectors = sums / np.maximum(counts, 1)[:, None]
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -14,8 +14,8 @@ Only models of that shape load here (`NumpyBertEncoder.supports`): a BERT-family
 `config.json` (absolute positions, GELU), safetensors weights, a fast tokenizer file, and
 a module list of Transformer, Pooling and optionally Normalize. Anything else (another
 architecture, a model without a local directory, a prompt the model declares for queries)
-is embedded by sentence-transformers as before (`transforms.embedding`). Builds keep
-sentence-transformers: batched, and on CUDA where present.
+is embedded by sentence-transformers as before (`transforms.embedding`). Builds embed
+with `transforms.torch_bert`, which borrows these weights: batched, on CUDA where present.
 
 GELU is the exact erf form BERT uses; erf comes from the Abramowitz-Stegun 7.1.26
 rational approximation (absolute error below 1.5e-7, under float32 resolution of the

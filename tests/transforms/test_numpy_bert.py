@@ -30,7 +30,7 @@ def test_vectors_equal_sentence_transformers():
     assert np.abs(ours - theirs).max() < 1e-5
 
 
-def test_query_role_goes_through_numpy_and_passages_through_sentence_transformers():
+def test_query_role_goes_through_numpy_and_passages_through_torch():
     queries = encode(TEXTS[:1], role="query")
     passages = encode(TEXTS[:1], role="passage")
     assert np.abs(queries - passages).max() < 1e-5  # MiniLM has no query prompt

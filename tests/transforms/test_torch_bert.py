@@ -1,0 +1,73 @@
+"""The torch BERT encoder gives sentence-transformers' vectors and token states, and a
+build's embedding never imports sentence-transformers or transformers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+from transforms.embedding import DEFAULT_ENCODER, encode, load_encoder, resolve_model_path
+from transforms.torch_bert import torch_encoder
+
+TEXTS = [
+    "Who is the CEO of Acme Corporation?",
+    "Melanie: I went camping with the kids at the lake last weekend. " * 40,  # truncated
+    "E-42",
+    "",
+    "Priya Natarajan moved to the Harborview office in Rotterdam after the launch.",
+    "ok",
+]
+
+
+def test_passage_vectors_equal_sentence_transformers_across_padded_batches():
+    ours = encode(TEXTS, role="passage", batch_size=4)  # batches of unequal lengths
+    theirs = load_encoder(DEFAULT_ENCODER).encode_document(
+        TEXTS, batch_size=4, normalize_embeddings=True
+    )
+    assert ours.dtype == np.float32 and ours.shape == theirs.shape == (len(TEXTS), 384)
+    assert np.abs(ours - theirs).max() < 1e-5
+    alone = np.vstack([encode([t], role="passage") for t in TEXTS])
+    assert np.abs(ours - alone).max() < 1e-5, "padding changes no vector"
+
+
+def test_token_states_and_offsets_equal_the_transformer_model():
+    encoder = torch_encoder(resolve_model_path(DEFAULT_ENCODER))
+    batches = list(encoder.token_batches(TEXTS, batch_size=3))
+    assert sorted(r for b in batches for r in b.rows) == list(range(len(TEXTS)))
+    transformer = load_encoder(DEFAULT_ENCODER)[0]
+    for batch in batches:
+        texts = [TEXTS[i] for i in batch.rows]
+        tokens = transformer.tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=transformer.max_seq_length,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        offsets = tokens.pop("offset_mapping").numpy()
+        with torch.inference_mode():
+            theirs = transformer.auto_model(**tokens).last_hidden_state.numpy()
+        mask = tokens["attention_mask"].numpy().astype(bool)
+        assert batch.states.shape == theirs.shape and np.array_equal(batch.mask, mask)
+        assert np.array_equal(batch.offsets[mask], offsets[mask])
+        assert np.abs(batch.states[mask] - theirs[mask]).max() < 1e-4
+
+
+def test_a_build_embeds_without_sentence_transformers():
+    script = (
+        "import sys\n"
+        "from transforms.embedding import encode\n"
+        "from transforms.entity_contexts import encode_contexts\n"
+        "assert encode(['a passage', 'another one here'], role='passage').shape == (2, 384)\n"
+        "marked = 'Priya works at \u27e6Acme\u27e7 now'\n"
+        "assert encode_contexts([marked], 'packaged:all-MiniLM-L6-v2').shape == (1, 384)\n"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['torch']"
