@@ -28,7 +28,7 @@ truth; for synthetic graphs, questions naming one or two entities of sampled fac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -224,14 +224,27 @@ def _questions(target: Target, queries: int) -> tuple[str, list[str]]:
     return warm_up, [rest[i % len(rest)] for i in range(queries)]
 
 
-def measure(target: Target, strategy: str, queries: int, hooks: Hooks) -> StrategyLatency:
-    """`strategy` on the target, measured in a spawned process of its own."""
+def measure(
+    target: Target,
+    strategy: str,
+    queries: int,
+    hooks: Hooks,
+    options: Mapping[str, Any] | None = None,
+) -> StrategyLatency:
+    """`strategy` on the target, measured in a spawned process of its own, with `options`
+    handed to every query (`Memory.query`'s `options`)."""
     warm_up, measured = _questions(target, queries)
     result = StrategyLatency(target.label, strategy, queries)
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
             child = pool.submit(
-                measure_in_process, str(target.root), target.collection, strategy, warm_up, measured
+                measure_in_process,
+                str(target.root),
+                target.collection,
+                strategy,
+                warm_up,
+                measured,
+                dict(options or {}),
             )
             figures = child.result()
     except Exception as exc:  # a failing (or killed) strategy is reported, not fatal
@@ -247,19 +260,24 @@ def measure(target: Target, strategy: str, queries: int, hooks: Hooks) -> Strate
 
 
 def measure_in_process(
-    root: str, collection: str, strategy: str, warm_up: str, questions: list[str]
+    root: str,
+    collection: str,
+    strategy: str,
+    warm_up: str,
+    questions: list[str],
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The child's side of `measure`: base memory, first query, timed queries, peak."""
     with Memory.open(root, collection=collection) as memory:
         encode(["warm up the query encoder"], memory.snapshot.embedding_model)
         base = current_rss_mib()
         started = time.perf_counter()
-        memory.query(warm_up, strategy=strategy, k=K)
+        memory.query(warm_up, strategy=strategy, k=K, options=options)
         first = time.perf_counter() - started
         seconds = []
         for question in questions:
             started = time.perf_counter()
-            memory.query(question, strategy=strategy, k=K)
+            memory.query(question, strategy=strategy, k=K, options=options)
             seconds.append(time.perf_counter() - started)
     return {
         "first_query_ms": _ms(first),
@@ -294,8 +312,10 @@ def run(
     strategies: Sequence[str] | str | None = None,
     home: str | Path | None = None,
     hooks: Hooks | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> list[SizeResult]:
-    """Measure every strategy on every size (see the module docstring for what and how)."""
+    """Measure every strategy on every size (see the module docstring for what and how),
+    `options` handed to every strategy's queries (`kgmem bench retrieval --option`)."""
     if queries < 1:
         raise ValueError(f"--queries must be at least 1, got {queries}")
     names = resolve_strategies(strategies)
@@ -307,12 +327,16 @@ def run(
             target = prepare_sample(root, hooks)
         else:
             target = prepare_synthetic(root, int(size), queries, hooks)
-        results.append(measure_target(target, names, queries, hooks))
+        results.append(measure_target(target, names, queries, hooks, options))
     return results
 
 
 def measure_target(
-    target: Target, names: Sequence[str], queries: int, hooks: Hooks | None = None
+    target: Target,
+    names: Sequence[str],
+    queries: int,
+    hooks: Hooks | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> SizeResult:
     """Every strategy of `names` (dense first, see `resolve_strategies`) on one target's
     latest snapshot, with the query encoder loaded before any measurement."""
@@ -322,7 +346,7 @@ def measure_target(
     rows = []
     for name in names:
         hooks.task(f"{target.label}: {name}", queries)
-        rows.append(measure(target, name, queries, hooks))
+        rows.append(measure(target, name, queries, hooks, options))
         hooks.measured(rows[-1])
     return SizeResult(
         size=target.label,

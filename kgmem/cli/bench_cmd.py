@@ -2,7 +2,8 @@
 
     kgmem bench extraction [--segments 400] [--llm-segments 8] [--output bench.json]
     kgmem bench retrieval [--sizes sample,100000,1000000] [--queries 50]
-                          [--strategies all|a,b] [--json-out FILE] [--home DIR]
+                          [--strategies all|a,b] [--option KEY=VALUE ...] [--json-out FILE]
+                          [--home DIR]
     kgmem bench build [--documents 1000] [--sizes N1,N2] [--queries 50] [--llm]
                       [--json-out bench_build.json] [--home DIR]  (see cli/bench_build.py)
     kgmem bench reliability [--input PATH ...] [--kill-stages all|a,b] [--threads 4]
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from kgmem.cli import bench_backfill, bench_build, bench_reliability, bench_runners
-from kgmem.cli.common import add_home, console, out
+from kgmem.cli.common import add_home, add_strategy_options, console, out
 
 if TYPE_CHECKING:
     from benchmarks.retrieval_latency import SizeResult, StrategyLatency
@@ -62,6 +63,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--strategies", default="all", help="'all' or names, comma separated (dense is added)"
     )
     retrieval.add_argument("--json-out", default="bench_retrieval.json", help="JSON results file")
+    add_strategy_options(retrieval)
     add_home(retrieval)
     bench_build.add_arguments(bench)
     bench_reliability.add_arguments(bench)
@@ -123,7 +125,14 @@ def run_retrieval(args: argparse.Namespace) -> int:
             finish()
             current.append(progress.add_task(description, total=total))
 
-        payload = {"k": 10, "queries": args.queries, "strategies": strategies, "measured": []}
+        options = dict(args.options)
+        payload = {
+            "k": 10,
+            "queries": args.queries,
+            "strategies": strategies,
+            "options": options,
+            "measured": [],
+        }
 
         def measured(row: StrategyLatency) -> None:
             payload["measured"].append(row.as_dict())
@@ -134,7 +143,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
             advance=lambda: current and progress.advance(current[-1]),
             measured=measured,
         )
-        results = run_benchmark(sizes, args.queries, strategies, args.home, hooks)
+        results = run_benchmark(sizes, args.queries, strategies, args.home, hooks, options)
         finish()
     del payload["measured"]  # the finished run's rows, with ratios, are under "sizes"
     payload["sizes"] = [r.as_dict() for r in results]

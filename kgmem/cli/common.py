@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -32,6 +33,33 @@ def add_data_url(parser: argparse.ArgumentParser) -> None:
         f"${DATA_URL_ENV}, else what the workspace recorded, else the workspace folder); "
         "S3 access from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, AWS_REGION",
     )
+
+
+def add_strategy_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--option KEY=VALUE`, repeatable: options handed to the strategy (each strategy's
+    module docstring lists the keys it reads; a key it does not read is ignored)."""
+    parser.add_argument(
+        "--option",
+        dest="options",
+        metavar="KEY=VALUE",
+        type=strategy_option,
+        action="append",
+        default=[],
+        help="strategy option, repeatable (e.g. --option vector_probes=0); VALUE is read as "
+        "JSON where it parses (numbers, true/false), else as text",
+    )
+
+
+def strategy_option(text: str) -> tuple[str, Any]:
+    """argparse type: KEY=VALUE as (key, value), VALUE parsed as JSON where it parses."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    return key.strip(), parsed
 
 
 def timestamp(value: str) -> datetime:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kgmem.cli.common import add_data_url, add_home, out, timestamp
+from kgmem.cli.common import add_data_url, add_home, add_strategy_options, out, timestamp
 from memory.strategies.names import STRATEGY_NAMES
 
 
@@ -40,6 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     query.add_argument(
         "--valid-at", type=timestamp, help="reference time: facts valid then, no later segments"
     )
+    add_strategy_options(query)
     add_home(query)
     add_data_url(query)
     return query
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         unit=args.unit,
         reranker=args.reranker,
         rerank_depth=args.rerank_depth,
+        options=dict(args.options),
     )
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))

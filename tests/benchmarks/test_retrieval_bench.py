@@ -118,6 +118,22 @@ def test_every_strategy_answers_a_generated_question(
             json.dumps(result.explanation)
 
 
+def test_measured_queries_get_the_strategy_options(
+    synthetic: synthetic_memory.SyntheticSummary,
+) -> None:
+    """`kgmem bench retrieval --option` reaches the strategy: an unreadable value fails."""
+    con = Workspace.at(synthetic.root).connect(read_only=True)
+    try:
+        question = synthetic_memory.synthetic_questions(con, 1)[0]
+    finally:
+        con.close()
+    args = (str(synthetic.root), synthetic_memory.COLLECTION, "gram_paths", question, [question])
+    figures = retrieval_latency.measure_in_process(*args, {"max_length": 1})
+    assert len(figures["seconds"]) == 1
+    with pytest.raises(ValueError, match="not-a-number"):
+        retrieval_latency.measure_in_process(*args, {"max_length": "not-a-number"})
+
+
 def test_cached_workspace_is_reused(synthetic: synthetic_memory.SyntheticSummary) -> None:
     marker = synthetic_memory.MARKER
     before = (Workspace.at(synthetic.root).root / marker).stat().st_mtime_ns
@@ -171,9 +187,10 @@ def test_cli_bench_retrieval_end_to_end(tmp_path, bench_home, monkeypatch, capsy
     # strategy answering is test_every_strategy_answers_a_generated_question's)
     argv = ["bench", "retrieval", "--sizes", "300", "--queries", "2"]
     argv += ["--strategies", ",".join(MEASURED)]
-    argv += ["--json-out", str(output), "--home", str(bench_home)]
+    argv += ["--json-out", str(output), "--home", str(bench_home), "--option", "vector_probes=0"]
     assert main(argv) == 0
     payload = json.loads(output.read_text())
+    assert payload["options"] == {"vector_probes": 0}
     [size] = payload["sizes"]
     assert size["size"] == "300" and size["counts"]["facts"] == 300
     assert size["peak_rss_mib"] == max(r["peak_rss_mib"] for r in size["rows"])
@@ -204,10 +221,11 @@ def test_cli_bench_retrieval_keeps_rows_measured_before_a_crash(
         strategy: str,
         queries: int,
         hooks: retrieval_latency.Hooks,
+        options: dict | None = None,
     ) -> StrategyLatency:
         if strategy == "bm25":
             raise MemoryError("killed while measuring bm25")
-        return measured(target, strategy, queries, hooks)
+        return measured(target, strategy, queries, hooks, options)
 
     monkeypatch.setattr(retrieval_latency, "measure", crash_on_second)
     output = tmp_path / "latency.json"
