@@ -36,12 +36,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from transforms.rgcn import RGCNConfig, RGCNResult, train_rgcn, uses_bases
+if TYPE_CHECKING:  # torch is imported on training only: readers of HASH_COLUMN need none
+    from transforms.rgcn import RGCNConfig, RGCNResult
 
 HASH_COLUMN = "graph_hash"
 
@@ -96,6 +97,8 @@ def warm_start_plan(
 ) -> tuple[TrainedModel | None, float]:
     """(the run to warm-start from, or None to train cold; this run's change against it).
     See the module docstring for the rule."""
+    from transforms.rgcn import uses_bases
+
     if staleness <= 0 or previous is None or previous.config_digest != config_digest(config):
         return None, 0.0
     if uses_bases(len(previous.relations), config) != uses_bases(len(relations), config):
@@ -146,6 +149,8 @@ def structural_rows(
     """Train the R-GCN on `facts` over the entities (`vectors`: their text embeddings, one
     row per id) and return the structure-table rows; warm-started from `previous` when
     `warm_start_plan` allows (`staleness` 0: always cold)."""
+    from transforms.rgcn import train_rgcn
+
     ids = list(entity_ids)
     triples = fact_triples(facts, ids)
     position = {e: i for i, e in enumerate(ids)}
