@@ -1,10 +1,14 @@
 """Scheduling and backfills: the inbox sensor, the nightly schedule, day partitions, the
-partitioned build job, and `kgmem backfill` (equal memory to one-by-one builds, resumable)."""
+partitioned build job, and `kgmem backfill` (resumable, and equal memory to one-by-one
+builds: the resumed backfill, which builds one partition at a time, is the reference)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -22,7 +26,6 @@ from dagster_project.automation.fingerprints import (
 from dagster_project.automation.inbox import DAILY_MARKER, parse_cursor
 from dagster_project.automation.schedules import nightly_schedule
 from dagster_project.automation.sensors import collection_inbox, record_completed_builds
-from dagster_project.build import build_collection
 from dagster_project.definitions import kgmem_definitions
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
@@ -232,62 +235,102 @@ def _runs_of(collection: str) -> int:
     )
 
 
+@dataclass(frozen=True)
+class ResumedBackfill:
+    """A backfill of bfa and bfb, one partition at a time in this process, whose first run
+    finds bfb's input folder missing and whose second run finds it there."""
+
+    source: Path
+    warehouse: WarehouseResource
+    first_err: str
+    second_err: str
+    first_code: int
+    second_code: int
+    last_built_after_failure: tuple[str | None, str | None]
+    ledger_before: list[str]
+    ledger_after: list[str]
+    runs_before: tuple[int, int]
+    runs_after: tuple[int, int]
+    hashes: dict[str, str]
+
+
+LEDGER_SQL = "SELECT stage, doc_id, processed_at FROM stage_ledger WHERE collection = 'bfa'"
+
+
+def _backfill(argv: list[str]) -> tuple[int, str]:
+    """`kgmem backfill`'s exit code and what it printed on stderr."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, err.getvalue()
+
+
 @pytest.fixture(scope="module")
-def one_by_one(tmp_path_factory):
-    """Collections bfa and bfb built one after the other with build_collection."""
-    tmp = tmp_path_factory.mktemp("one_by_one")
-    a, b = _folder(tmp / "a", A_FILES), _folder(tmp / "b", B_FILES)
-    workspace = Workspace.at(tmp / "home")
-    build_collection("bfa", [str(a)], workspace, defs, NO_LLM)
-    build_collection("bfb", [str(b)], workspace, defs, NO_LLM)
-    return tmp, _content_hashes(workspace.root)
-
-
-@pytest.mark.slow
-def test_concurrent_backfill_equals_one_by_one_builds(one_by_one, tmp_path, capfd):
-    source, expected = one_by_one
-    home = tmp_path / "home"
-    _register(home, {"bfa": source / "a", "bfb": source / "b"})
-    argv = ["backfill", "--collections", "bfa,bfb", "--max-concurrent", "2"]
-    assert main([*argv, "--llm-backend", "none", "--home", str(home)]) == 0
-    err = capfd.readouterr().err  # the worker processes' output too
-    assert "apitools" not in err and "great_expectations" not in err, "library noise"
-    assert _content_hashes(home) == expected
-    assert set(expected) == {"bfa", "bfb"}
-    assert dg.DagsterInstance.get().event_log_storage.get_concurrency_info("llm").slot_count == 1
-    assert main([*argv, "--llm-backend", "none", "--home", str(home)]) == 0
-    err = capfd.readouterr().err
-    assert "bfa: skipped (done)" in err and "bfb: skipped (done)" in err
+def resumed(tmp_path_factory) -> ResumedBackfill:
+    """The one-by-one builds that the concurrent backfill is compared with: each partition
+    is built alone, after the other, and bfb only once its input exists."""
+    tmp = tmp_path_factory.mktemp("resumed")
+    source = tmp / "source"
+    _folder(source / "a", A_FILES)
+    _folder(source / "b", B_FILES)
+    home, late = tmp / "home", tmp / "late"
+    warehouse = _register(home, {"bfa": source / "a", "bfb": late})
+    argv = ["backfill", "--collections", "bfa,bfb", "--llm-backend", "none", "--home", str(home)]
+    first_code, first_err = _backfill(argv)
+    built_after_failure = last_built(warehouse, "bfa"), last_built(warehouse, "bfb")
+    ledger_before = sorted(map(str, warehouse.rows(LEDGER_SQL)))
+    runs_before = _runs_of("bfa"), _runs_of("bfb")
+    shutil.copytree(source / "b", late)
+    second_code, second_err = _backfill(argv)
+    return ResumedBackfill(
+        source=source,
+        warehouse=warehouse,
+        first_err=first_err,
+        second_err=second_err,
+        first_code=first_code,
+        second_code=second_code,
+        last_built_after_failure=built_after_failure,
+        ledger_before=ledger_before,
+        ledger_after=sorted(map(str, warehouse.rows(LEDGER_SQL))),
+        runs_before=runs_before,
+        runs_after=(_runs_of("bfa"), _runs_of("bfb")),
+        hashes=_content_hashes(home),
+    )
 
 
 @pytest.mark.slow
 def test_backfill_resumes_after_a_failed_partition_without_redoing_finished_ones(
-    one_by_one, tmp_path, capsys
+    resumed: ResumedBackfill,
 ):
-    source, expected = one_by_one
-    home, late = tmp_path / "home", tmp_path / "late"
-    warehouse = _register(home, {"bfa": source / "a", "bfb": late})
-    argv = ["backfill", "--collections", "bfa,bfb", "--llm-backend", "none", "--home", str(home)]
-    assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert "bfa: built" in err and "bfb: failed" in err
-    assert last_built(warehouse, "bfa") is not None and last_built(warehouse, "bfb") is None
-    ledger_sql = "SELECT stage, doc_id, processed_at FROM stage_ledger WHERE collection = 'bfa'"
-    ledger_before = sorted(map(str, warehouse.rows(ledger_sql)))
-    runs_before = _runs_of("bfa"), _runs_of("bfb")
-
-    shutil.copytree(source / "b", late)
-    assert main(argv) == 0
-    err = capsys.readouterr().err
-    assert "bfa: skipped (done)" in err and "bfb: built" in err
-    assert _runs_of("bfa") == runs_before[0], "the finished partition ran again"
-    assert _runs_of("bfb") > runs_before[1]
-    assert sorted(map(str, warehouse.rows(ledger_sql))) == ledger_before
-    state = warehouse.rows(
+    assert resumed.first_code == 1
+    assert "bfa: built" in resumed.first_err and "bfb: failed" in resumed.first_err
+    bfa_built, bfb_built = resumed.last_built_after_failure
+    assert bfa_built is not None and bfb_built is None
+    assert resumed.second_code == 0
+    assert "bfa: skipped (done)" in resumed.second_err and "bfb: built" in resumed.second_err
+    assert resumed.runs_after[0] == resumed.runs_before[0], "the finished partition ran again"
+    assert resumed.runs_after[1] > resumed.runs_before[1]
+    assert resumed.ledger_after == resumed.ledger_before
+    state = resumed.warehouse.rows(
         "SELECT collection FROM stage_state WHERE stage = ? ORDER BY collection", [BUILT_STAGE]
     )
     assert [r["collection"] for r in state] == ["bfa", "bfb"]
-    assert _content_hashes(home) == expected
+    assert set(resumed.hashes) == {"bfa", "bfb"}
+
+
+@pytest.mark.slow
+def test_concurrent_backfill_equals_one_by_one_builds(resumed: ResumedBackfill, tmp_path, capfd):
+    home = tmp_path / "home"
+    _register(home, {"bfa": resumed.source / "a", "bfb": resumed.source / "b"})
+    argv = ["backfill", "--collections", "bfa,bfb", "--max-concurrent", "2"]
+    assert main([*argv, "--llm-backend", "none", "--home", str(home)]) == 0
+    err = capfd.readouterr().err  # the worker processes' output too
+    assert "apitools" not in err and "great_expectations" not in err, "library noise"
+    assert _content_hashes(home) == resumed.hashes
+    assert dg.DagsterInstance.get().event_log_storage.get_concurrency_info("llm").slot_count == 1
+    assert main([*argv, "--llm-backend", "none", "--home", str(home)]) == 0
+    err = capfd.readouterr().err
+    assert "bfa: skipped (done)" in err and "bfb: skipped (done)" in err
 
 
 @pytest.mark.slow
