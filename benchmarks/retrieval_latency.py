@@ -269,7 +269,7 @@ def measure_in_process(
 ) -> dict[str, Any]:
     """The child's side of `measure`: base memory, first query, timed queries, peak."""
     with Memory.open(root, collection=collection) as memory:
-        encode(["warm up the query encoder"], memory.snapshot.embedding_model)
+        encode(["warm up the query encoder"], memory.snapshot.embedding_model, role="query")
         base = current_rss_mib()
         started = time.perf_counter()
         memory.query(warm_up, strategy=strategy, k=K, options=options)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,6 +134,27 @@ def test_measured_queries_get_the_strategy_options(
     assert len(figures["seconds"]) == 1
     with pytest.raises(ValueError, match="not-a-number"):
         retrieval_latency.measure_in_process(*args, {"max_length": "not-a-number"})
+
+
+def test_a_measuring_process_loads_no_model_library(
+    synthetic: synthetic_memory.SyntheticSummary,
+) -> None:
+    """Each strategy is measured in a fresh process: its base memory and first query must
+    not include torch or spaCy, which no query needs."""
+    script = (
+        "import sys\n"
+        "from benchmarks.retrieval_latency import measure_in_process\n"
+        "from benchmarks.synthetic_memory import COLLECTION\n"
+        "for strategy in ('dense', 'hipporag_ppr'):\n"
+        "    measure_in_process(sys.argv[1], COLLECTION, strategy, 'Who?', ['Where?'])\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'spacy', 'dagster')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(synthetic.root)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_cached_workspace_is_reused(synthetic: synthetic_memory.SyntheticSummary) -> None:
