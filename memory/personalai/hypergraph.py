@@ -158,6 +158,20 @@ class Hypergraph:
         return replace(self, incidence=incidence)
 
 
+def smallest_first(values: np.ndarray, count: int) -> np.ndarray:
+    """`np.argsort(values, kind="stable")[:count]` without sorting every value: only those
+    at most the `count`-th smallest (ties at it kept, in index order) are sorted. A hub's
+    A* expansion has thousands of neighbours of which at most `max_passed_nodes` are
+    kept; a WaterCircles ring of a hub's circle, hundreds of thousands of hyperedges of
+    which it crosses 64 (the full sort was half its time)."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")
+    if count <= 0:
+        return np.zeros(0, np.int64)
+    at = np.flatnonzero(values <= np.partition(values, count - 1)[count - 1])
+    return at[np.argsort(values[at], kind="stable")][:count]
+
+
 def row_indices(matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
     """The column indices of `rows` of a CSR matrix, concatenated in order (a gather on
     its index arrays, without building a sub-matrix)."""
