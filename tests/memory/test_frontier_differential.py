@@ -249,3 +249,19 @@ def test_hub_budget_on_random_hypergraphs(seed: int) -> None:
     finally:
         water_circles_module._crossing = original
     assert any(len(e) == params.max_ring_crossings for e in picked), "the budget was used"
+
+
+def test_edge_similarity_reads_repeated_rows_once_each() -> None:
+    """Asked for many rows with repeats (a beam step asks for a hub episode once per
+    member), the scores are those of the whole product, and each row is read once."""
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(3_000, 16)).astype(np.float32)
+    question = rng.normal(size=16).astype(np.float32)
+    rows = rng.integers(0, 3_000, 5_000)
+    similarity = EdgeSimilarity(vectors, question)
+    read: list[np.ndarray] = []
+    compute = similarity._compute
+    similarity._compute = lambda r: (read.append(r), compute(r))  # type: ignore[method-assign]
+    got = similarity[rows]
+    assert np.array_equal(got, EdgeSimilarity(vectors, question).scores()[rows])
+    assert np.array_equal(np.concatenate(read), np.unique(rows))
