@@ -61,11 +61,8 @@ class Expansions:
         self._column = {int(t): i for i, t in enumerate(dict.fromkeys(targets))}
         self._goals = hypergraph.node_vectors[list(self._column)]
         self._neighbours: dict[int, np.ndarray] = {}
-        self._towards: dict[tuple[int, int], np.ndarray] = {}
         n_nodes = hypergraph.n_nodes
-        self._heuristic = np.zeros((len(self._column), n_nodes), np.float32)
-        """Per target, per node: its heuristic (a row per target, so a node's neighbours'
-        heuristic to one target is one contiguous gather)."""
+        self._heuristic = np.zeros((n_nodes, len(self._column)), np.float32)
         self._known = np.zeros(n_nodes, bool)
         self.cost = np.zeros(n_nodes, np.int64)
         """Per node, its cost in the search under way (where `stamp` says so)."""
@@ -75,22 +72,16 @@ class Expansions:
         self.searches = 0
 
     def of(self, node: int, target: int) -> tuple[np.ndarray, np.ndarray]:
-        """(the node's neighbours, most recently met first; their heuristic to `target`),
-        both kept for the query (the searches towards one target expand the same nodes)."""
-        column = self._column[target]
-        towards = self._towards.get((node, column))
-        if towards is not None:
-            return self._neighbours[node], towards
+        """(the node's neighbours, most recently met first; their heuristic to `target`)."""
         neighbours = self._neighbours.get(node)
         if neighbours is None:
             neighbours = self._neighbours[node] = self._hypergraph.neighbours(node)
             new = neighbours[~self._known[neighbours]]
             if len(new):
                 products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
-                self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
+                self._heuristic[new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
                 self._known[new] = True
-        towards = self._towards[(node, column)] = self._heuristic[column][neighbours]
-        return neighbours, towards
+        return neighbours, self._heuristic[neighbours, self._column[target]]
 
 
 def shortest_path(

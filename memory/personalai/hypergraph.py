@@ -46,8 +46,6 @@ from transforms.embedding import encode
 FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
 KIND_NAMES = ("fact", "thesis", "episode")
-SMALL = 256
-"""Neighbour lists up to this long are deduplicated in Python (`Hypergraph.neighbours`)."""
 RESTRICTIONS = {None: (), "all": (), "E": (EPISODE,), "T": (FACT, THESIS)}
 """The paper's restriction settings -> the hyperedge kinds they bar from traversal."""
 
@@ -136,15 +134,10 @@ class Hypergraph:
     def neighbours(self, node: int) -> np.ndarray:
         """The other members of the node's hyperedges, the most recently met first (read
         off its hyperedges, not from a whole-graph node x node product, which hub
-        episodes make large and slow to build). A short list (most nodes: the median at
-        a million facts is 20) is deduplicated by a dict, in first-seen order, rather
-        than by numpy's sort-based `unique`, whose fixed cost per call was most of it."""
+        episodes make large and slow to build)."""
         cols = row_indices(self.members, self.hyperedges_of(node))
-        if len(cols) <= SMALL:
-            met = np.fromiter(reversed(dict.fromkeys(cols.tolist())), np.int64)
-        else:
-            _, first = np.unique(cols, return_index=True)
-            met = cols[np.sort(first)][::-1]
+        _, first = np.unique(cols, return_index=True)
+        met = cols[np.sort(first)][::-1]
         return met[met != node]
 
     def joining(self, u: int, v: int) -> np.ndarray:
@@ -181,10 +174,7 @@ def smallest_first(values: np.ndarray, count: int) -> np.ndarray:
 
 def row_indices(matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
     """The column indices of `rows` of a CSR matrix, concatenated in order (a gather on
-    its index arrays, without building a sub-matrix); one row is one slice."""
-    if len(rows) == 1:
-        row = int(rows[0])
-        return matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]].astype(np.int64)
+    its index arrays, without building a sub-matrix)."""
     return row_entries(matrix, rows)[1]
 
 
