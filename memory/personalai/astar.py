@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.personalai.hypergraph import Hypergraph
+from memory.personalai.hypergraph import Hypergraph, smallest_first
 from memory.personalai.traversal import Step, Traversal
 
 ALGORITHM = "astar"
@@ -139,7 +139,7 @@ def shortest_path(
         neighbours, heuristic = neighbours[better], heuristic[better].astype(np.float64)
         heuristic[neighbours == target] = 0.0
         expansions.cost[neighbours], expansions.stamp[neighbours] = step_cost, search
-        kept = np.argsort(heuristic, kind="stable")[: params.max_passed_nodes - len(closed) + 1]
+        kept = smallest_first(heuristic, params.max_passed_nodes - len(closed) + 1)
         if not len(kept):
             continue
         neighbours, heuristic = neighbours[kept], heuristic[kept]

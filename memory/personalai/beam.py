@@ -155,36 +155,48 @@ def _choose(
 
     A candidate's path is its beam's path plus one step, so the test splits into one on
     the beam (its nodes and hyperedges, the same for all its candidates) and one on the
-    step's target and hyperedge; each pick is then one array pass over the candidates
-    after it, not a path object per candidate looked at (a hub's beam has thousands)."""
+    step's target and hyperedge. The admissible candidates are kept as a mask, narrowed
+    after each pick by what that pick newly took (its nodes and hyperedges, the beams it
+    closes), over the candidates after it: a pick costs an array pass with the few newly
+    taken items, not one with all taken so far, nor a path object per candidate looked at
+    (a hub's beam has thousands)."""
     by_node = not params.diff_paths_intersection_by_node
     by_rel = not params.diff_paths_intersection_by_rel
     beam_nodes = [set(b.nodes[1:]) for b in beams]
     beam_rels = [{s.hyperedge for s in b.steps} for b in beams]
+    admissible = np.ones(len(parents), bool)
+    open_beams = [True] * len(beams)
+
+    def exclude(position: int, nodes: set[int], rels: set[int]) -> None:
+        """Bar the candidates from `position` on that the newly taken `nodes` and `rels`
+        make inadmissible: those stepping onto them, and those of beams that hold them."""
+        rest = admissible[position:]
+        if by_node and nodes:
+            rest &= ~np.isin(targets[position:], list(nodes))
+        if by_rel and rels:
+            rest &= ~np.isin(edges[position:], list(rels))
+        for b, is_open in enumerate(open_beams):
+            if is_open and (
+                (by_node and beam_nodes[b] & taken_nodes) or (by_rel and beam_rels[b] & taken_rels)
+            ):
+                open_beams[b] = False
+                rest &= parents[position:] != b
+
+    exclude(0, taken_nodes, taken_rels)
     chosen: list[int] = []
     position = 0
     while len(chosen) < params.max_paths and position < len(parents):
-        open_beams = np.array(
-            [
-                not (by_node and beam_nodes[b] & taken_nodes)
-                and not (by_rel and beam_rels[b] & taken_rels)
-                for b in range(len(beams))
-            ]
-        )
-        admissible = open_beams[parents[position:]]
-        if by_node and taken_nodes:
-            admissible &= ~np.isin(targets[position:], list(taken_nodes))
-        if by_rel and taken_rels:
-            admissible &= ~np.isin(edges[position:], list(taken_rels))
-        hits = np.flatnonzero(admissible)
-        if not len(hits):
+        at = position + int(np.argmax(admissible[position:]))
+        if not admissible[at]:
             break
-        at = position + int(hits[0])
         chosen.append(at)
         beam = int(parents[at])
-        taken_nodes |= beam_nodes[beam] | {int(targets[at])}
-        taken_rels |= beam_rels[beam] | {int(edges[at])}
+        nodes = (beam_nodes[beam] | {int(targets[at])}) - taken_nodes
+        rels = (beam_rels[beam] | {int(edges[at])}) - taken_rels
+        taken_nodes |= nodes
+        taken_rels |= rels
         position = at + 1
+        exclude(position, nodes, rels)
     return chosen
 
 

@@ -158,6 +158,20 @@ class Hypergraph:
         return replace(self, incidence=incidence)
 
 
+def smallest_first(values: np.ndarray, count: int) -> np.ndarray:
+    """`np.argsort(values, kind="stable")[:count]` without sorting every value: only those
+    at most the `count`-th smallest (ties at it kept, in index order) are sorted. A hub's
+    A* expansion has thousands of neighbours of which at most `max_passed_nodes` are
+    kept; a WaterCircles ring of a hub's circle, hundreds of thousands of hyperedges of
+    which it crosses 64 (the full sort was half its time)."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")
+    if count <= 0:
+        return np.zeros(0, np.int64)
+    at = np.flatnonzero(values <= np.partition(values, count - 1)[count - 1])
+    return at[np.argsort(values[at], kind="stable")][:count]
+
+
 def row_indices(matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
     """The column indices of `rows` of a CSR matrix, concatenated in order (a gather on
     its index arrays, without building a sub-matrix)."""
@@ -197,6 +211,7 @@ class EdgeSimilarity:
         self._vectors = vectors
         self._question = np.asarray(question, np.float32)
         self._values = np.full(len(vectors), np.nan, np.float32)
+        self._slots: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self._values)
@@ -207,8 +222,21 @@ class EdgeSimilarity:
         if not np.any(missing):
             return values
         wanted = np.asarray(key)[missing] if np.ndim(missing) else np.asarray([key])
-        self._compute(np.unique(wanted))
+        self._compute(self._distinct(wanted))
         return self._values[key]
+
+    def _distinct(self, rows: np.ndarray) -> np.ndarray:
+        """The distinct values of `rows`, ascending (`np.unique`'s result), deduplicated in
+        one pass through a scratch array of slots (each row keeps its last position)
+        before sorting: a beam step asks for a hub episode once per member, and
+        `np.unique` of a WaterCircles ring's 100,000 hyperedges took 100 ms a query."""
+        if len(rows) < 1_024:
+            return np.unique(rows)
+        if self._slots is None:
+            self._slots = np.empty(len(self._values), np.int64)
+        position = np.arange(len(rows))
+        self._slots[rows] = position
+        return np.sort(rows[self._slots[rows] == position])
 
     def scores(self) -> np.ndarray:
         """Every hyperedge's score (the whole product, for tests and small graphs)."""

@@ -53,6 +53,7 @@ from memory.personalai.hypergraph import (
     EdgeSimilarity,
     Hypergraph,
     row_entries,
+    smallest_first,
 )
 from memory.personalai.traversal import Step, Traversal
 
@@ -196,7 +197,7 @@ def _crossing(
     node, edge = node[first], edge[first]
     budget = params.max_ring_crossings
     if budget is not None and len(edge) > budget:
-        best = np.sort(np.argsort(-similarity[edge], kind="stable")[:budget])
+        best = np.sort(smallest_first(-similarity[edge], budget))
         node, edge = node[best], edge[best]
     return node, edge
 

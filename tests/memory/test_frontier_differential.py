@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memory.personalai import beam
+from memory.personalai import water_circles as water_circles_module
 from memory.personalai.astar import AStarParams, Expansions, shortest_path
 from memory.personalai.beam import BeamParams, beam_paths
 from memory.personalai.hypergraph import (
@@ -22,6 +23,7 @@ from memory.personalai.hypergraph import (
     EdgeSimilarity,
     Hypergraph,
     personal_graph_of,
+    smallest_first,
 )
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext
@@ -201,3 +203,65 @@ def test_water_circles_hub_budget(linked: list[int]) -> None:
     if len(linked) == 1 and len(seed_edges) > 5:
         best = set(seed_edges[np.argsort(-similarity[seed_edges], kind="stable")[:5]].tolist())
         assert set(ring_one) <= best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_smallest_first_is_the_stable_sort_head(seed: int) -> None:
+    """The partial sort A* and WaterCircles' hub budget take their cut with gives the head
+    of the full stable sort, ties at the cut included in index order (values drawn from a
+    few levels, so most of them tie)."""
+    rng = np.random.default_rng(seed)
+    for size in (0, 1, 7, 300, 5_000):
+        values = rng.integers(0, 6, size).astype(np.float32) / 7
+        full = np.argsort(values, kind="stable")
+        for count in (0, 1, 2, 5, 64, size - 1, size, size + 3):
+            expected = full[: max(count, 0)]
+            assert np.array_equal(smallest_first(values, count), expected), (size, count)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_hub_budget_on_random_hypergraphs(seed: int) -> None:
+    """WaterCircles under the hub budget crosses, in each ring of each circle, the
+    `max_ring_crossings` most similar of the hyperedges it could cross (ties to the
+    loop's order): the crossed hyperedges are those a full stable sort of the candidates
+    picks, recomputed here from the circles' frontier ring by ring."""
+    hypergraph = _random_hypergraph(seed)
+    similarity = np.round(hypergraph.vectors @ hypergraph.vectors[0], 1)  # many ties
+    params = WaterCirclesParams(max_ring_crossings=5)
+    picked: list[np.ndarray] = []
+    original = water_circles_module._crossing
+
+    def checked(hg, circles, sim, prm, i, frontier):  # type: ignore[no-untyped-def]
+        node, edge = original(
+            hg, circles, sim, WaterCirclesParams(max_ring_crossings=None), i, frontier
+        )
+        if len(edge) > prm.max_ring_crossings:
+            best = np.sort(np.argsort(-sim[edge], kind="stable")[: prm.max_ring_crossings])
+            node, edge = node[best], edge[best]
+        found = original(hg, circles, sim, prm, i, frontier)
+        assert np.array_equal(found[0], node) and np.array_equal(found[1], edge)
+        picked.append(edge)
+        return found
+
+    water_circles_module._crossing = checked
+    try:
+        water_circles(hypergraph, [0, 7, 40], similarity, params)
+    finally:
+        water_circles_module._crossing = original
+    assert any(len(e) == params.max_ring_crossings for e in picked), "the budget was used"
+
+
+def test_edge_similarity_reads_repeated_rows_once_each() -> None:
+    """Asked for many rows with repeats (a beam step asks for a hub episode once per
+    member), the scores are those of the whole product, and each row is read once."""
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(3_000, 16)).astype(np.float32)
+    question = rng.normal(size=16).astype(np.float32)
+    rows = rng.integers(0, 3_000, 5_000)
+    similarity = EdgeSimilarity(vectors, question)
+    read: list[np.ndarray] = []
+    compute = similarity._compute
+    similarity._compute = lambda r: (read.append(r), compute(r))  # type: ignore[method-assign]
+    got = similarity[rows]
+    assert np.array_equal(got, EdgeSimilarity(vectors, question).scores()[rows])
+    assert np.array_equal(np.concatenate(read), np.unique(rows))
