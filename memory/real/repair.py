@@ -94,7 +94,7 @@ class Repairer:
             return []
         parts = [
             *([self.space.fact_vectors(edges.facts[at])] if len(at) else []),
-            *([self.space.entity_vectors[targets]] if len(targets) else []),
+            *([self.space.entity_rows(targets)] if len(targets) else []),
         ]
         vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
         kept = []
@@ -162,5 +162,5 @@ class Repairer:
             confidence=CO_OCCURRENCE_CONFIDENCE,
             target_type=space.entity_types[target],
             repair=CO_OCCURRENCE,
-            vector=space.entity_vectors[target],
+            vector=space.entity_rows(np.array([target]))[0],
         )

@@ -40,6 +40,7 @@ from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_inte
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.facts import THETA_STABLE
+from transforms.mapped_rows import read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
@@ -60,12 +61,29 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     return view.cache["real_entity_features"]
 
 
-def described_entities(view: SnapshotView) -> np.ndarray:
-    """Per entity position, whether its description vector (`entity_features`) is not
-    all zero: one pass over the vectors once per view, instead of reading the rows of
-    every co-occurring entity in each co-occurrence repair."""
+class DescribedEntities:
+    """Per entity position, whether its description vector (`entity_features`) is not all
+    zero, read for the entities asked about only and remembered for the view: the
+    co-occurrence repair asks it of each co-occurring entity. It was one pass over every
+    vector once per view, which at 250k entities made the whole 384 MB matrix resident
+    and cost a second of the first query."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self._vectors = vectors
+        self._known = np.full(len(vectors), -1, np.int8)
+
+    def __getitem__(self, entities: np.ndarray) -> np.ndarray:
+        entities = np.asarray(entities, np.int64)
+        unknown = np.unique(entities[self._known[entities] < 0])
+        if len(unknown):
+            self._known[unknown] = read_rows(self._vectors, unknown).any(axis=1)
+        return self._known[entities] == 1
+
+
+def described_entities(view: SnapshotView) -> DescribedEntities:
+    """The view's `DescribedEntities`, made once."""
     if "real_described_entities" not in view.cache:
-        view.cache["real_described_entities"] = entity_features(view)[1].any(axis=1)
+        view.cache["real_described_entities"] = DescribedEntities(entity_features(view)[1])
     return view.cache["real_described_entities"]
 
 
@@ -112,7 +130,7 @@ class SearchSpace:
     m: int
     entity_types: list[str]
     entity_vectors: np.ndarray
-    described: np.ndarray
+    described: DescribedEntities
     """Per entity, whether its description vector is not all zero (`described_entities`)."""
     theta_stable: float = THETA_STABLE
     _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
@@ -236,6 +254,11 @@ class SearchSpace:
         row order)."""
         similarity = vectors @ self.query_vector
         return np.argsort(-similarity, kind="stable")[: self.m].tolist()
+
+    def entity_rows(self, entities: np.ndarray) -> np.ndarray:
+        """The entities' description vectors (`entity_vectors` rows), read from the mapped
+        file (`transforms.mapped_rows`)."""
+        return read_rows(self.entity_vectors, entities)
 
     def fact_vectors(self, facts: np.ndarray) -> np.ndarray:
         """The facts' statement vectors stacked in order (the rows `np.stack` of the hops'
