@@ -31,6 +31,8 @@ def test_rows_read_from_the_file_are_the_mapped_rows(mapped) -> None:
         np.arange(100, 900),  # one run
         np.array([0, 1, 2, 2999, 2998, 5, 5, 5]),
         np.array([-1, -3000]),  # negative positions as numpy reads them
+        np.array([1234]),  # one row
+        np.array([-2]),
         np.zeros(0, np.int64),
     ):
         read = read_rows(mapping, rows)
@@ -45,8 +47,9 @@ def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
     np.testing.assert_array_equal(read_rows(view, [0, 499, 3]), matrix[700:1200][[0, 499, 3]])
     spans = read_spans(view, np.array([10, 0, 400]), np.array([20, 0, 500]))
     np.testing.assert_array_equal(spans, np.concatenate([matrix[710:720], matrix[1100:1200]]))
-    with pytest.raises(IndexError):
-        read_rows(view, [500])
+    for outside in ([500], [3, 500], [-501]):
+        with pytest.raises(IndexError):
+            read_rows(view, outside)
 
 
 def test_arrays_in_memory_are_indexed_as_before(mapped) -> None:
