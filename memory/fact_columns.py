@@ -243,8 +243,8 @@ class SelectedRows:
         return len(self._positions)
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        """Selected row(s) `key`, copied: read from the file of a mapped matrix, so that a
-        query's scattered rows do not become resident memory (`transforms.mapped_rows`)."""
+        """Selected row(s) `key`, copied; a mapped matrix's rows are read with bounded
+        resident memory (`transforms.mapped_rows`)."""
         rows = self._positions[key]
         if np.ndim(rows) == 0:
             return read_rows(self._matrix, [int(rows)])[0]

@@ -2,10 +2,9 @@
 
 Segments: the rows of the graph index's segment matrix (`GraphIndex.segment_vectors`, the
 segments table's stored vectors in graph position order); entities: rows of the view's
-entity vectors; facts: rows of `MemoryGraph.fact_vectors`. Rows of the large mapped
-matrices (segments, facts) are read from their files (`transforms.mapped_rows`), so a
-query's scattered rows do not stay resident. Segment rows were once read from the
-LanceDB table (`take_offsets`): the same values, at 120 ms a query for MemORAI's
+entity vectors; facts: rows of `MemoryGraph.fact_vectors`. Rows of mapped matrices are
+read with bounded resident memory (`transforms.mapped_rows`). Segment rows were once read
+from the LanceDB table (`take_offsets`): the same values, at 120 ms a query for MemORAI's
 subgraph segments at 1M facts.
 """
 
@@ -28,10 +27,8 @@ def segment_vectors(view: SnapshotView, graph: MemoryGraph, positions: np.ndarra
 
 def entity_vectors(view: SnapshotView, positions: np.ndarray) -> np.ndarray:
     """Vectors of the entities at graph `positions` (`view.entities` order = graph entity
-    order), rows in that order: through the mapping, as that matrix is bounded (384 MB at
-    250k entities) and its rows are read again query after query (a fault maps 64 KB of
-    rows once; a read from the file costs each time)."""
-    return np.asarray(view.entity_vectors[np.asarray(positions, np.int64)])
+    order), rows in that order."""
+    return read_rows(view.entity_vectors, np.asarray(positions, np.int64))
 
 
 def fact_vectors(graph: MemoryGraph, positions: np.ndarray) -> np.ndarray:

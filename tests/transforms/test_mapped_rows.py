@@ -1,7 +1,7 @@
-"""`transforms.mapped_rows`: rows of a memory-mapped matrix read from its file are the
-rows the mapping gives (any order, repeats, views and offsets), they leave the mapping's
-pages unmapped, and an IVF probe over a mapped index scores exactly as over the arrays in
-memory."""
+"""`transforms.mapped_rows`: rows and spans of a memory-mapped matrix are the rows the
+mapping gives (any order, repeats, views and offsets); spans are read without mapping
+them, gathered pages are handed back past the budget; an IVF probe over a mapped index
+scores exactly as over the arrays in memory."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from memory.fact_columns import SelectedRows
-from transforms.mapped_rows import MAX_RUNS, file_position, read_rows, read_spans
+from transforms import mapped_rows
+from transforms.mapped_rows import read_rows, read_spans
 from transforms.vector_lists import VectorLists, build_vector_lists, probe, unit_rows
 
 
@@ -43,7 +44,6 @@ def test_rows_read_from_the_file_are_the_mapped_rows(mapped) -> None:
 def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
     matrix, mapping = mapped
     view = np.asarray(mapping)[700:1200]  # plain array over the map, offset rows
-    assert file_position(view) is not None
     np.testing.assert_array_equal(read_rows(view, [0, 499, 3]), matrix[700:1200][[0, 499, 3]])
     spans = read_spans(view, np.array([10, 0, 400]), np.array([20, 0, 500]))
     np.testing.assert_array_equal(spans, np.concatenate([matrix[710:720], matrix[1100:1200]]))
@@ -54,31 +54,36 @@ def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
 
 def test_arrays_in_memory_are_indexed_as_before(mapped) -> None:
     matrix, _ = mapped
-    assert file_position(matrix) is None
-    assert file_position(matrix[:, :3]) is None  # no row-contiguous view of a file
     np.testing.assert_array_equal(read_rows(matrix, [4, 2]), matrix[[4, 2]])
+    np.testing.assert_array_equal(read_rows(matrix[:, :3], [4, 2]), matrix[[4, 2], :3])
     np.testing.assert_array_equal(
         read_spans(matrix, np.array([1, 5]), np.array([3, 6])), matrix[[1, 2, 5]]
     )
 
 
-def test_reading_leaves_the_mapping_unmapped(mapped) -> None:
-    """The pages read through `read_rows` are not mapped into the process (the point of
-    the module): the mapping's resident size stays at what the header read made it."""
+def test_spans_are_read_without_mapping_them(mapped) -> None:
     matrix, mapping = mapped
     before = _resident_kib(mapping.filename)
-    read_rows(mapping, np.arange(0, len(matrix), 7))
+    read_spans(mapping, np.array([0, 2_000]), np.array([1_500, 3_000]))
     assert _resident_kib(mapping.filename) == before
     np.asarray(mapping[np.arange(0, len(matrix), 7)])  # through the mapping: resident
     assert _resident_kib(mapping.filename) > before
 
 
-def test_many_separate_runs_go_through_the_mapping(mapped, monkeypatch) -> None:
-    matrix, mapping = mapped
-    monkeypatch.setattr("transforms.mapped_rows.MAX_RUNS", 3)
-    assert MAX_RUNS > 3
-    rows = np.array([0, 2, 4, 6, 8])
-    np.testing.assert_array_equal(read_rows(mapping, rows), matrix[rows])
+def test_gathered_pages_are_handed_back_past_the_budget(mapped, monkeypatch) -> None:
+    """Rows gathered through the mapping stay mapped until the windows they touched exceed
+    the budget; then the mapping is handed back, and reads give the same rows after."""
+    matrix, mapping = mapped  # 3,000 rows of 96 bytes: 288 KB, five 64 KB windows
+    monkeypatch.setattr(mapped_rows, "RESIDENT_BUDGET", 3 * mapped_rows.WINDOW)
+    monkeypatch.setattr(mapped_rows, "_touched_windows", 0)  # earlier tests' gathers
+    np.testing.assert_array_equal(read_rows(mapping, [0, 1]), matrix[[0, 1]])
+    resident = _resident_kib(mapping.filename)
+    assert resident > 0
+    np.testing.assert_array_equal(read_rows(mapping, [700]), matrix[[700]])  # 2 windows
+    assert _resident_kib(mapping.filename) >= resident
+    np.testing.assert_array_equal(read_rows(mapping, [2_999, 1_400]), matrix[[2_999, 1_400]])
+    assert _resident_kib(mapping.filename) == 0  # 4 windows: handed back
+    np.testing.assert_array_equal(read_rows(mapping, [5, 2_998]), matrix[[5, 2_998]])
 
 
 def test_selected_rows_of_a_mapping_read_the_same_rows(mapped) -> None:
