@@ -42,10 +42,10 @@ WINDOW = 1 << 16
 RESIDENT_BUDGET = 768 << 20
 """Bytes of windows `read_rows` may have touched, over all mappings, before it hands them
 back. REAL maps ~100 MB of new statement rows a query at 1M facts and reads many of them
-again in later queries, so a smaller budget hands back (~0.1 ms per MB, measured 17 ms
-for 190 MB) and faults again more often: with 768 MiB REAL and MemORAI peaked at 2.2 and
-2.4 GB in 20 queries at 1M facts (1 GiB: 2.5 and 2.6 GB; before: 3.1 and 2.9 GB; the
-issue's ceiling: 2.7 GB)."""
+again in later queries, so a smaller budget hands back (~0.1 ms per MB, measured 17 ms for
+190 MB) and faults again more often. Measured at 1M facts, 20 queries: peaks of 2.5 GB
+(REAL) and 2.4 GB (MemORAI) against 3.1 and 2.9 GB before, REAL's p50 within the noise of
+before's; a 1 GiB budget put REAL at 2.8 GB, the issue's ceiling (2.7 GB)."""
 
 _DESCRIPTOR = "_mapped_rows_descriptor"
 _TOUCHED = "_mapped_rows_touched"

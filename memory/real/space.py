@@ -40,7 +40,6 @@ from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_inte
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.facts import THETA_STABLE
-from transforms.mapped_rows import read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
@@ -176,10 +175,12 @@ class SearchSpace:
         """Entities sharing a segment with `entity`, linked to it by no fact and with a
         description vector (not all zero), in the order the segment product gives, and
         their vectors (rows of `entity_vectors`); read once a query, as the co-occurrence
-        repair of every path ending at the entity ranks these. Only these rows are read
-        (`transforms.mapped_rows`), where a pass over every entity vector once per view,
-        to know which are all zero, cost a second of the first query at 1M facts and
-        made the whole matrix (384 MB) resident."""
+        repair of every path ending at the entity ranks these. Only these rows are read,
+        where a pass over every entity vector once per view, to know which are all zero,
+        cost a second of the first query at 1M facts. They are read through the mapping
+        and left mapped (not under `transforms.mapped_rows`' budget): the matrix is
+        bounded (384 MB at 250k entities) and the co-occurring rows of hubs are read
+        again query after query."""
         known = self._co_occurring.get(entity)
         if known is not None:
             return known
@@ -189,7 +190,7 @@ class SearchSpace:
             shared = (self.graph.entity_segments[entity] @ self.graph.mentions).tocsr()
             targets = np.asarray(shared.indices, np.int64)
             targets = targets[(targets != entity) & ~np.isin(targets, self.edges_of(entity).others)]
-            rows = read_rows(self.entity_vectors, targets)
+            rows = np.asarray(self.entity_vectors[targets])
             described = rows.any(axis=1)
             known = (targets[described], rows[described])
         self._co_occurring[entity] = known
