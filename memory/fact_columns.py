@@ -17,6 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from transforms.mapped_rows import read_rows
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Field = Callable[[int], Any]
 """Reads one field of the fact at a position."""
@@ -241,11 +243,16 @@ class SelectedRows:
         return len(self._positions)
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        return np.asarray(self._matrix[self._positions[key]])
+        """Selected row(s) `key`, copied; a mapped matrix's rows are read with bounded
+        resident memory (`transforms.mapped_rows`)."""
+        rows = self._positions[key]
+        if np.ndim(rows) == 0:
+            return read_rows(self._matrix, [int(rows)])[0]
+        return read_rows(self._matrix, rows)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """Selected rows `rows` (positions within the selection), copied."""
-        return np.asarray(self._matrix[self._positions[rows]])
+        return self[np.asarray(rows)]
 
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         """Products of the selected rows with `vector`: the product runs over the whole

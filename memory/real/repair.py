@@ -85,25 +85,26 @@ class Repairer:
         objects are built for the m kept only."""
         edges = self.space.edges_of(path.end)
         at, templates = self.rule_edges(path)
-        targets = (
-            self.co_occurrence_targets(path)
+        targets, target_vectors = (
+            self.co_occurrence_candidates(path)
             if CO_OCCURRENCE in self.templates
-            else np.zeros(0, np.int64)
+            else (np.zeros(0, np.int64), None)
         )
         if not len(at) and not len(targets):
             return []
         parts = [
             *([self.space.fact_vectors(edges.facts[at])] if len(at) else []),
-            *([self.space.entity_vectors[targets]] if len(targets) else []),
+            *([target_vectors] if len(targets) else []),
         ]
         vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
         kept = []
         for i in self.space.best(vectors):
             if i < len(at):
                 edge = edge_at(edges, int(at[i]))
-                kept.append(self.space.fact_hop(path, edge, repair=templates[i]))
+                kept.append(self.space.fact_hop(path, edge, templates[i], vectors[i]))
             else:
-                kept.append(self.co_occurrence_hop(path, int(targets[i - len(at)])))
+                j = i - len(at)
+                kept.append(self.co_occurrence_hop(path, int(targets[j]), target_vectors[j]))
         return [path.extend(hop) for hop in kept]
 
     def rule_hops(self, path: Path) -> list[Hop]:
@@ -141,15 +142,25 @@ class Repairer:
 
     def co_occurrence_hops(self, path: Path) -> list[Hop]:
         """Hops to entities sharing a segment with the end entity but no fact with it."""
-        return [self.co_occurrence_hop(path, t) for t in self.co_occurrence_targets(path)]
+        targets, vectors = self.co_occurrence_candidates(path)
+        return [
+            self.co_occurrence_hop(path, int(t), v) for t, v in zip(targets, vectors, strict=True)
+        ]
 
     def co_occurrence_targets(self, path: Path) -> np.ndarray:
         """Entities sharing a segment with the end entity, linked to it by no fact, not on
         the path and with a description vector, in the order the segment product gives."""
-        targets = self.space.co_occurring(path.end)
-        return targets[~np.isin(targets, path.entities)]
+        return self.co_occurrence_candidates(path)[0]
 
-    def co_occurrence_hop(self, path: Path, target: int) -> Hop:
+    def co_occurrence_candidates(self, path: Path) -> tuple[np.ndarray, np.ndarray]:
+        """`co_occurrence_targets` and their description vectors."""
+        targets, vectors = self.space.co_occurring(path.end)
+        open_ = ~np.isin(targets, path.entities)
+        return targets[open_], vectors[open_]
+
+    def co_occurrence_hop(self, path: Path, target: int, vector: np.ndarray | None = None) -> Hop:
+        """The co-occurrence hop to `target` (`vector`: its description vector, when the
+        caller has read it)."""
         graph, space = self.space.graph, self.space
         source_name, target_name = graph.entity_names[path.end], graph.entity_names[target]
         return Hop(
@@ -162,5 +173,5 @@ class Repairer:
             confidence=CO_OCCURRENCE_CONFIDENCE,
             target_type=space.entity_types[target],
             repair=CO_OCCURRENCE,
-            vector=space.entity_vectors[target],
+            vector=space.entity_vectors[target] if vector is None else vector,
         )

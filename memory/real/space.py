@@ -60,15 +60,6 @@ def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     return view.cache["real_entity_features"]
 
 
-def described_entities(view: SnapshotView) -> np.ndarray:
-    """Per entity position, whether its description vector (`entity_features`) is not
-    all zero: one pass over the vectors once per view, instead of reading the rows of
-    every co-occurring entity in each co-occurrence repair."""
-    if "real_described_entities" not in view.cache:
-        view.cache["real_described_entities"] = entity_features(view)[1].any(axis=1)
-    return view.cache["real_described_entities"]
-
-
 def time_valid(fact: dict[str, Any], at: datetime) -> bool:
     """valid_from ≤ at < valid_to, an unknown start or open end being unbounded."""
     start, end = fact["valid_from"], fact["valid_to"]
@@ -112,11 +103,11 @@ class SearchSpace:
     m: int
     entity_types: list[str]
     entity_vectors: np.ndarray
-    described: np.ndarray
-    """Per entity, whether its description vector is not all zero (`described_entities`)."""
     theta_stable: float = THETA_STABLE
     _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
-    _co_occurring: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _co_occurring: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
@@ -129,7 +120,6 @@ class SearchSpace:
             m=m,
             entity_types=types,
             entity_vectors=vectors,
-            described=described_entities(view),
         )
 
     def label(self, fact: int) -> str:
@@ -181,24 +171,28 @@ class SearchSpace:
             np.array(taxonomic, bool),
         )
 
-    def co_occurring(self, entity: int) -> np.ndarray:
+    def co_occurring(self, entity: int) -> tuple[np.ndarray, np.ndarray]:
         """Entities sharing a segment with `entity`, linked to it by no fact and with a
-        description vector, in the order the segment product gives; read once a query
-        (the co-occurrence repair of every path ending at the entity filters these)."""
+        description vector (not all zero), in the order the segment product gives, and
+        their vectors (rows of `entity_vectors`); read once a query, as the co-occurrence
+        repair of every path ending at the entity ranks these. Only these rows are read,
+        where a pass over every entity vector once per view, to know which are all zero,
+        cost a second of the first query at 1M facts. They are read through the mapping
+        and left mapped (not under `transforms.mapped_rows`' budget): the matrix is
+        bounded (384 MB at 250k entities) and the co-occurring rows of hubs are read
+        again query after query."""
         known = self._co_occurring.get(entity)
         if known is not None:
             return known
         if not len(self.entity_vectors):
-            known = np.zeros(0, np.int64)
+            known = (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         else:
             shared = (self.graph.entity_segments[entity] @ self.graph.mentions).tocsr()
             targets = np.asarray(shared.indices, np.int64)
-            keep = (
-                (targets != entity)
-                & ~np.isin(targets, self.edges_of(entity).others)
-                & self.described[targets]
-            )
-            known = targets[keep]
+            targets = targets[(targets != entity) & ~np.isin(targets, self.edges_of(entity).others)]
+            rows = np.asarray(self.entity_vectors[targets])
+            described = rows.any(axis=1)
+            known = (targets[described], rows[described])
         self._co_occurring[entity] = known
         return known
 
@@ -206,7 +200,11 @@ class SearchSpace:
         """Edges of the path's end entity that lead to an entity the path has not visited."""
         return [e for e in self.graph.edges(path.end) if not path.visits(e.other)]
 
-    def fact_hop(self, path: Path, edge: Edge, repair: str | None = None) -> Hop:
+    def fact_hop(
+        self, path: Path, edge: Edge, repair: str | None = None, vector: np.ndarray | None = None
+    ) -> Hop:
+        """The hop along `edge` (`vector`: its fact's statement vector, when the caller has
+        read it for TopM; else read here)."""
         f = self.graph.facts[edge.fact]
         return Hop(
             fact=edge.fact,
@@ -221,7 +219,7 @@ class SearchSpace:
             valid_from=f["valid_from"],
             valid_to=f["valid_to"],
             repair=repair,
-            vector=self.graph.fact_vectors[edge.fact],
+            vector=self.graph.fact_vectors[edge.fact] if vector is None else vector,
         )
 
     def top_m(self, path: Path, hops: list[Hop]) -> list[Path]:
@@ -257,9 +255,10 @@ class SearchSpace:
         at = np.flatnonzero(passing)
         if not len(at):
             return []
+        vectors = self.fact_vectors(edges.facts[at])
         return [
-            path.extend(self.fact_hop(path, edge_at(edges, int(i))))
-            for i in at[self.best(self.fact_vectors(edges.facts[at]))]
+            path.extend(self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i]))
+            for i in self.best(vectors)
         ]
 
 

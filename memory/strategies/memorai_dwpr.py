@@ -111,7 +111,7 @@ def node_similarity(
     """Cosine to the query of every node of G_q, in its local order."""
     return np.concatenate(
         [
-            cosine(entity_vectors(view)[subgraph.entities], query_vector),
+            cosine(entity_vectors(view, subgraph.entities), query_vector),
             cosine(segment_vectors(view, graph, subgraph.segments), query_vector),
             cosine(fact_vectors(graph, subgraph.facts), query_vector),
         ]

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
-from memory.graph import MemoryGraph
+from memory.graph import MemoryGraph, graph_of
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     build_structure,
@@ -18,6 +18,8 @@ from memory.memorai_subgraph import (
     global_nodes,
     query_subgraph,
 )
+from memory.node_vectors import entity_vectors, segment_vectors
+from memory.snapshot_view import QueryContext
 from transforms.graph_structures import binary_pattern
 
 # --- DW-PR on hand-built graphs ---------------------------------------------------------
@@ -240,3 +242,29 @@ def test_binary_pattern_equals_the_setdiag_one() -> None:
             assert np.array_equal(got.indptr, expected.indptr)
             assert np.array_equal(got.indices, expected.indices)
             assert np.array_equal(got.data, expected.data)
+
+
+def test_node_vectors_are_the_stored_vectors(graph_memory):
+    """The segment and entity rows MemORAI scores (read from the graph index's mapped files,
+    `transforms.mapped_rows`) are the LanceDB tables' stored vectors at those positions, so
+    the node similarities, and the ranking, are those of the table reads they replace."""
+    view = graph_memory._view
+    graph = graph_of(view, QueryContext(PRIYA, 5))
+    positions = np.array([3, 0, len(graph.segment_ids) - 1, 3])
+    stored = view.table("segments").to_arrow()
+    by_id = dict(
+        zip(
+            stored.column("segment_id").to_pylist(),
+            np.asarray(stored.column("vector").to_pylist(), np.float32),
+            strict=True,
+        )
+    )
+    expected = np.stack([by_id[graph.segment_ids[p]] for p in positions])
+    np.testing.assert_array_equal(segment_vectors(view, graph, positions), expected)
+    entities = view.table("entities").to_arrow()
+    vectors = np.asarray(entities.column("vector").to_pylist(), np.float32)
+    row = {e: i for i, e in enumerate(entities.column("entity_id").to_pylist())}
+    chosen = np.array([2, 0, 2])
+    np.testing.assert_array_equal(
+        entity_vectors(view, chosen), vectors[[row[graph.entity_ids[i]] for i in chosen]]
+    )

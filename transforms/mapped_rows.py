@@ -1,0 +1,159 @@
+"""Rows of the memory-mapped matrices of a graph index read with bounded resident memory:
+contiguous spans from the file (`read_spans`, `os.preadv`), scattered rows through the
+mapping, whose pages are handed back once the rows gathered since the last hand-back
+have mapped `RESIDENT_BUDGET` bytes (`read_rows`).
+
+A graph index maps its vector matrices (`np.load(..., mmap_mode="r")`: 1.5 GB of statement
+vectors at 1M facts, their IVF copy as much again, 384 MB of entity vectors). Every row
+touched through a mapping maps the kernel's fault-around window (64 KB, 16 pages) into the
+process, and the pages stay mapped: measured on the 1M-fact benchmark, 5,000 random
+statement rows made 320 MB resident, with or without `MADV_RANDOM` (which stops the
+read-ahead from disk, not the fault-around); twelve REAL queries left 1.2 GB of the
+statement matrix resident, MemORAI's 0.9 GB of it and of its IVF lists, and both
+strategies peaked above 2.9 GB in 20 queries.
+
+- An IVF probe reads whole lists (1.5 MB each at 1M facts, new ones at every query):
+  `read_spans` reads them from the file, one system call per list, a copy of those bytes
+  and nothing mapped.
+- Scattered rows are gathered through the mapping: REAL reads ~15k statement rows a query
+  in ~7k runs, and a read per run from Python took 3.4 times as long as the mapped gather
+  (which maps 64 KB per fault and reuses what earlier queries mapped). `read_rows` counts
+  the 64 KB windows its gathers touched per mapping; once they exceed `RESIDENT_BUDGET` in
+  all, every mapping it read is handed back (`MADV_DONTNEED`: the pages leave the
+  resident set and stay in the page cache; a later gather maps them again).
+
+The values are the file's bytes either way, so results are identical. A matrix that is no
+row-contiguous view of a file mapping (an array computed in memory) is indexed as usual.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+import weakref
+
+import numpy as np
+
+WINDOW = 1 << 16
+"""Bytes the kernel maps around a faulting page of a file mapping (its default
+`fault_around_bytes`): what touching a row maps, counted per aligned window of the file
+(an estimate: the kernel aligns windows in memory, and a row may straddle two)."""
+RESIDENT_BUDGET = 768 << 20
+"""Bytes of windows `read_rows` may have touched, over all mappings, before it hands them
+back. REAL maps ~100 MB of new statement rows a query at 1M facts and reads many of them
+again in later queries, so a smaller budget hands back (~0.1 ms per MB, measured 17 ms for
+190 MB) and faults again more often. Measured at 1M facts, 20 queries: peaks of 2.5 GB
+(REAL) and 2.4 GB (MemORAI) against 3.1 and 2.9 GB before, REAL's p50 within the noise of
+before's; a 1 GiB budget put REAL at 2.8 GB, the issue's ceiling (2.7 GB)."""
+
+_DESCRIPTOR = "_mapped_rows_descriptor"
+_TOUCHED = "_mapped_rows_touched"
+_LOCK = threading.Lock()
+_GATHERED: dict[int, weakref.ref[np.memmap]] = {}
+"""The mappings `read_rows` gathered from, by id (arrays are not hashable)."""
+_touched_windows = 0
+
+
+def _root(matrix: np.ndarray) -> np.memmap | None:
+    """The `np.memmap` (made by `np.memmap` / `np.load(mmap_mode=...)`) whose file mapping
+    `matrix` views, or None for an array in memory."""
+    root = matrix
+    while isinstance(root, np.ndarray) and not (
+        isinstance(root, np.memmap) and isinstance(root.base, mmap.mmap)
+    ):
+        root = root.base
+    return root if isinstance(root, np.memmap) and root.filename is not None else None
+
+
+def _mapped(matrix: np.ndarray) -> tuple[np.memmap, int] | None:
+    """(root mapping, byte offset of the matrix's first row within the mapped file) of a
+    row-contiguous array that views a file mapping; None for any other array."""
+    if not isinstance(matrix, np.ndarray) or not matrix.flags.c_contiguous or matrix.ndim == 0:
+        return None
+    root = _root(matrix)
+    if root is None:
+        return None
+    return root, int(root.offset) + (matrix.ctypes.data - root.ctypes.data)
+
+
+def read_rows(matrix: np.ndarray, rows: np.ndarray | list[int]) -> np.ndarray:
+    """`matrix[rows]` as a new array (rows in the order and with the repeats asked for),
+    gathered through the mapping; when `matrix` views one, the windows the rows lie in are
+    counted against `RESIDENT_BUDGET`, and the mappings gathered from are handed back once
+    it is spent."""
+    rows = np.asarray(rows, np.int64).reshape(-1)
+    gathered = np.asarray(matrix[rows])
+    located = _mapped(matrix) if len(rows) else None
+    if located is not None:
+        root, first = located
+        rows = np.where(rows < 0, rows + len(matrix), rows)
+        start = first + rows * matrix.strides[0]
+        windows = np.concatenate([start // WINDOW, (start + matrix.strides[0] - 1) // WINDOW])
+        _count(root, windows)
+    return gathered
+
+
+def read_spans(matrix: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """`matrix[starts[i]:ends[i]]` for every i, concatenated into one new array: read from
+    the file when `matrix` views a mapping (nothing mapped), else sliced. Spans are
+    within bounds."""
+    starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    counts = np.maximum(ends - starts, 0)
+    located = _mapped(matrix)
+    if located is None:
+        empty = np.zeros((0, *matrix.shape[1:]), matrix.dtype)
+        return np.concatenate([empty, *(matrix[s:e] for s, e in zip(starts, ends, strict=True))])
+    root, first = located
+    descriptor = _descriptor(root)
+    read = np.empty((int(counts.sum()), *matrix.shape[1:]), matrix.dtype)
+    at = np.r_[0, np.cumsum(counts)].tolist()
+    for i, start in enumerate(starts.tolist()):
+        if at[i + 1] > at[i]:
+            _read_into(descriptor, read[at[i] : at[i + 1]], first + start * matrix.strides[0])
+    return read
+
+
+def _count(root: np.memmap, windows: np.ndarray) -> None:
+    """Mark the file windows a gather touched; hand every gathered mapping back once the
+    marked windows exceed the budget."""
+    global _touched_windows
+    with _LOCK:
+        touched = root.__dict__.get(_TOUCHED)
+        if touched is None:
+            size = int(root.offset) + root.nbytes
+            touched = np.zeros(size // WINDOW + 1, bool)
+            setattr(root, _TOUCHED, touched)
+            key = id(root)
+            _GATHERED[key] = weakref.ref(root, lambda _, key=key: _GATHERED.pop(key, None))
+        fresh = np.unique(windows[~touched[windows]])
+        touched[fresh] = True
+        _touched_windows += len(fresh)
+        if _touched_windows * WINDOW > RESIDENT_BUDGET:
+            for reference in list(_GATHERED.values()):
+                mapping = reference()
+                if mapping is not None:
+                    mapping._mmap.madvise(mmap.MADV_DONTNEED)  # type: ignore[attr-defined]
+                    mapping.__dict__[_TOUCHED][:] = False
+            _touched_windows = 0
+
+
+def _descriptor(root: np.memmap) -> int:
+    """A read descriptor of the mapping's file, opened once and closed with the mapping."""
+    descriptor = root.__dict__.get(_DESCRIPTOR)
+    if descriptor is None:
+        descriptor = os.open(root.filename, os.O_RDONLY)
+        setattr(root, _DESCRIPTOR, descriptor)
+        weakref.finalize(root, os.close, descriptor)
+    return descriptor
+
+
+def _read_into(descriptor: int, target: np.ndarray, offset: int) -> None:
+    """Fill the contiguous array `target` with the file's bytes from `offset`."""
+    view = memoryview(target).cast("B")
+    done = 0
+    while done < len(view):
+        count = os.preadv(descriptor, [view[done:]], offset + done)
+        if count <= 0:
+            raise OSError(f"short read at byte {offset + done}")
+        done += count
