@@ -2,14 +2,18 @@
 rows from the CSR arrays (`memory.passage_graph`, `memory.strategies.ppr` of stop 24),
 kept as the reference that `tests/memory/test_passage_walk.py` checks the walk against
 bit for bit: a reset vector over the whole graph, rows read by scipy's indexing, the
-unreached segments found by a scan of every segment."""
+unreached segments found by a scan of every segment (the walk itself, with those parts
+swapped back in)."""
 
 from __future__ import annotations
 
-import numpy as np
+from unittest import mock
 
-from memory.passage_graph import ROUND_SPREAD, PassageGraph, _distinct
-from memory.top import top_positions
+import numpy as np
+import scipy.sparse as sp
+
+from memory import passage_graph
+from memory.passage_graph import PassageGraph
 
 
 def reset_vector(
@@ -28,58 +32,35 @@ def reset_vector(
     return reset
 
 
+def scipy_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`memory.csr.row_entries` as the push read them before: scipy's row indexing."""
+    taken = matrix[rows]
+    return taken.indices, taken.data, np.diff(taken.indptr)
+
+
 def push(
     graph: PassageGraph, seeds: np.ndarray, weights: np.ndarray, damping: float, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    degree, transition = graph.degree, graph.transition
-    seeds = np.asarray(seeds, np.int64)
-    reset = np.asarray(weights, np.float64) / np.sum(weights)
-    rho = np.zeros(len(degree))
-    estimate = np.zeros(len(degree))
-    scratch = np.empty(len(degree), np.int64)
-    linked = degree[seeds] > 0
-    np.add.at(estimate, seeds[~linked], (1.0 - damping) * reset[~linked])
-    np.add.at(rho, seeds[linked], reset[linked] / degree[seeds[linked]])
-    pending = _distinct(seeds[linked], scratch)
-    pending = pending[rho[pending] > threshold]
-    pushed = [seeds[~linked]]
-    while len(pending):
-        levels = rho[pending]
-        now = levels >= levels.max() * ROUND_SPREAD
-        active, waiting, levels = pending[now], pending[~now], levels[now]
-        pushed.append(active)
-        rho[active] = 0.0
-        estimate[active] += (1.0 - damping) * levels * degree[active]
-        rows = transition[active]
-        targets = rows.indices
-        np.add.at(rho, targets, rows.data * np.repeat(damping * levels, np.diff(rows.indptr)))
-        above = targets[rho[targets] > threshold]
-        pending = _distinct(np.concatenate([waiting, above]), scratch)
-    nodes = _distinct(np.concatenate(pushed), scratch)
-    return nodes, estimate[nodes] + (1.0 - damping) * rho[nodes] * degree[nodes]
+    """`PassageGraph.push` with its rows read by scipy's indexing."""
+    with mock.patch.object(passage_graph, "row_entries", scipy_rows):
+        return graph.push(seeds, weights, damping, threshold)
 
 
 def top_segments(
     graph: PassageGraph, reset: np.ndarray, damping: float, count: int, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    if threshold <= 0:
-        mass = graph.walk(reset, damping)[: graph.n_segments]
-        reached = np.flatnonzero(mass)
-        mass = mass[reached]
-    else:
-        seeds = np.flatnonzero(reset)
-        nodes, estimate = push(graph, seeds, reset[seeds], damping, threshold)
-        lost = damping * reset[seeds][graph.degree[seeds] == 0].sum() / reset[seeds].sum()
-        segments = nodes < graph.n_segments
-        order = np.argsort(nodes[segments])
-        reached = nodes[segments][order]
-        mass = estimate[segments][order] / (1.0 - lost)
-    top = top_positions(mass, count)
-    chosen, masses = reached[top], mass[top]
-    missing = min(count, graph.n_segments) - len(chosen)
-    if missing > 0:
+    """`PassageGraph.top_segments` of the whole reset vector (its seeds found by a scan of
+    it, as before), with its rows read by scipy and the unreached segments found by a
+    scan of every segment."""
+
+    def scan(present: np.ndarray, wanted: int) -> np.ndarray:
         unreached = np.ones(graph.n_segments, bool)
-        unreached[reached] = False
-        chosen = np.concatenate([chosen, np.flatnonzero(unreached)[:missing]])
-        masses = np.concatenate([masses, np.zeros(len(chosen) - len(masses))])
-    return chosen, masses
+        unreached[present] = False
+        return np.flatnonzero(unreached)[:wanted]
+
+    seeds = np.flatnonzero(reset)
+    with (
+        mock.patch.object(passage_graph, "row_entries", scipy_rows),
+        mock.patch.object(passage_graph, "_first_absent", scan),
+    ):
+        return graph.top_segments(seeds, reset[seeds], damping, count, threshold)
