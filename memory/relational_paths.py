@@ -16,6 +16,10 @@ of n facts is joined at exactly one meeting entity, the one ⌈n/2⌉ facts from
 so every path is produced once. Each side stops growing after `limit` partial paths (a
 hub guard; the paper has no such bound), and the deepest level is the one cut short, so
 short paths are never lost to the bound before long ones.
+Between every pair of several entities (`paths_among`, GRAM's anchors), each entity's
+levels are grown once, without stop, avoided entity or bound, and each pair's search
+selects its rows from them (`_cut`): the same paths, in the same order and with the same
+truncation, as the pair searched alone, for one growth per entity instead of one per pair.
 
 The search runs on arrays: the partial paths of one length are two integer matrices
 (entities, facts; a row per path), a level grows by repeating each row over its end's CSR
