@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.facts import is_speculative
+from memory.heap import keep_freed_memory
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -95,7 +96,9 @@ class Memory:
     ) -> Memory:
         """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace
         (with its data URL, recorded or from `KGMEM_DATA_URL`, checked reachable here so
-        that a wrong endpoint fails at once, in one line)."""
+        that a wrong endpoint fails at once, in one line). The process's heap keeps freed
+        memory from then on (`memory.heap`)."""
+        keep_freed_memory()
         workspace = Workspace.at(path)
         con = workspace.connect(read_only=True)
         try:

@@ -16,6 +16,10 @@ of n facts is joined at exactly one meeting entity, the one ⌈n/2⌉ facts from
 so every path is produced once. Each side stops growing after `limit` partial paths (a
 hub guard; the paper has no such bound), and the deepest level is the one cut short, so
 short paths are never lost to the bound before long ones.
+Between every pair of several entities (`paths_among`, GRAM's anchors), each entity's
+levels are grown once, without stop, avoided entity or bound, and each pair's search
+selects its rows from them (`_cut`): the same paths, in the same order and with the same
+truncation, as the pair searched alone, for one growth per entity instead of one per pair.
 
 The search runs on arrays: the partial paths of one length are two integer matrices
 (entities, facts; a row per path), a level grows by repeating each row over its end's CSR
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memory.csr import ranges
 from memory.graph import MemoryGraph
 
 
@@ -120,11 +125,33 @@ class Search:
         )
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The concatenated ranges starts[i] … starts[i] + counts[i] - 1."""
-    total = int(counts.sum())
-    offsets = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(starts, counts) + np.arange(total) - offsets
+def _children(
+    graph: MemoryGraph, frontier: PathArrays, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every simple one-fact extension of the frontier's `rows`: (parent row, fact, new
+    end) per extension, in the order of `rows`, then of each end's CSR row."""
+    incidence = graph.entity_facts
+    ends = frontier.entities[rows, -1]
+    first = incidence.indptr[ends]
+    degree = incidence.indptr[ends + 1] - first
+    parent = np.repeat(rows, degree)
+    edges = ranges(first, degree)
+    facts = incidence.indices[edges].astype(np.int64)
+    others = np.where(
+        incidence.data[edges] > 0, graph.fact_tail[facts], graph.fact_head[facts]
+    ).astype(np.int64)
+    valid = ~(frontier.entities[parent] == others[:, None]).any(axis=1)
+    return parent[valid], facts[valid], others[valid]
+
+
+def _extended(
+    frontier: PathArrays, parent: np.ndarray, facts: np.ndarray, others: np.ndarray
+) -> PathArrays:
+    """The paths of `frontier`'s rows `parent`, each one fact (`facts`, to `others`) longer."""
+    return PathArrays(
+        np.hstack([frontier.entities[parent], others[:, None]]),
+        np.hstack([frontier.facts[parent], facts[:, None]]),
+    )
 
 
 def _grow(
@@ -133,36 +160,82 @@ def _grow(
     """Simple paths from `start` of 0 … `depth` facts, level by level, at most `limit`.
     A path may end at `stop_at` but not go on from it; it never enters `avoid`. Within a
     level, paths are in the order of their parent, then of the parent end's CSR row."""
-    incidence = graph.entity_facts
     levels = [PathArrays.start(start)]
     count = 1
     for _ in range(depth):
         frontier = levels[-1]
         ends = frontier.entities[:, -1]
         rows = np.flatnonzero(ends != stop_at) if stop_at is not None else np.arange(len(ends))
-        first = incidence.indptr[ends[rows]]
-        degree = incidence.indptr[ends[rows] + 1] - first
-        parent = np.repeat(rows, degree)
-        edges = _ranges(first, degree)
-        facts = incidence.indices[edges].astype(np.int64)
-        others = np.where(
-            incidence.data[edges] > 0, graph.fact_tail[facts], graph.fact_head[facts]
-        ).astype(np.int64)
-        valid = ~(frontier.entities[parent] == others[:, None]).any(axis=1)
+        parent, facts, others = _children(graph, frontier, rows)
         if avoid is not None:
-            valid &= others != avoid
-        parent, facts, others = parent[valid], facts[valid], others[valid]
+            away = others != avoid
+            parent, facts, others = parent[away], facts[away], others[away]
         room = limit - count
         truncated = len(parent) > room
         if truncated:
             parent, facts, others = parent[:room], facts[:room], others[:room]
-        levels.append(
-            PathArrays(
-                np.hstack([frontier.entities[parent], others[:, None]]),
-                np.hstack([frontier.facts[parent], facts[:, None]]),
-            )
-        )
+        levels.append(_extended(frontier, parent, facts, others))
         count += len(parent)
+        if truncated:
+            return Search(levels, truncated=True)
+    return Search(levels)
+
+
+@dataclass
+class _Tree:
+    """Every simple path from one entity, level by level, grown on demand with neither a
+    stop, an entity to avoid nor a limit: the levels `_grow` makes from that entity for
+    any stop, avoided entity and limit are row selections of these (`_cut`), so a search
+    between many pairs grows each entity's levels once instead of once per pair."""
+
+    graph: MemoryGraph
+    levels: list[PathArrays]
+    parents: list[np.ndarray] = field(default_factory=list)
+    """Per level from the first: each row's parent row in the level above."""
+
+    def level(self, depth: int) -> PathArrays:
+        while len(self.levels) <= depth:
+            frontier = self.levels[-1]
+            parent, facts, others = _children(self.graph, frontier, np.arange(len(frontier)))
+            self.levels.append(_extended(frontier, parent, facts, others))
+            self.parents.append(parent)
+        return self.levels[depth]
+
+    def grown_rows(self, depth: int) -> int:
+        """Rows of the levels above `depth` (0 … depth - 1)."""
+        return sum(len(level) for level in self.levels[:depth])
+
+
+def _cut(tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int) -> Search:
+    """`_grow(tree.graph, start, depth, stop_at, avoid, limit)` from the tree's levels.
+
+    `_grow`'s level is the tree's level restricted to the rows whose parent `_grow` kept
+    and may extend (its end is not `stop_at`) and whose end is not `avoid`, in the same
+    order (parent, then CSR row), cut at the same room. A level is grown from the tree's
+    whole level above only while that level is within `limit` rows; past that (a hub
+    beyond `stop_at` or `avoid`), `_grow` runs itself, so the shared levels never
+    outgrow what one search would have grown."""
+    start = int(tree.levels[0].entities[0, 0])
+    kept = np.zeros(1, np.int64)
+    levels = [tree.levels[0]]
+    count = 1
+    for d in range(1, depth + 1):
+        if len(tree.levels) <= d and tree.grown_rows(d) > limit:
+            return _grow(tree.graph, start, depth, stop_at, avoid, limit)
+        level = tree.level(d)
+        extendable = np.zeros(len(tree.levels[d - 1]), bool)
+        above = tree.levels[d - 1].entities[kept, -1]
+        extendable[kept[above != stop_at] if stop_at is not None else kept] = True
+        mask = extendable[tree.parents[d - 1]]
+        if avoid is not None:
+            mask &= level.entities[:, -1] != avoid
+        kept = np.flatnonzero(mask)
+        room = limit - count
+        truncated = len(kept) > room
+        if truncated:
+            kept = kept[:room]
+        levels.append(level.take(kept))
+        count += len(kept)
         if truncated:
             return Search(levels, truncated=True)
     return Search(levels)
@@ -181,6 +254,29 @@ def paths_between(
         return Search()
     forward = _grow(graph, source, (max_length + 1) // 2, target, None, limit)
     backward = _grow(graph, target, max_length // 2, None, source, limit)
+    return _met(forward, backward, max_length)
+
+
+def paths_among(
+    graph: MemoryGraph, entities: list[int], max_length: int, limit: int
+) -> list[Search]:
+    """`paths_between` of every pair of `entities` (in `itertools.combinations` order),
+    the same searches, with each entity's levels grown once for all its pairs (`_Tree`)."""
+    trees = {e: _Tree(graph, [PathArrays.start(e)]) for e in entities}
+    searches = []
+    for i, source in enumerate(entities):
+        for target in entities[i + 1 :]:
+            if source == target or max_length < 1:
+                searches.append(Search())
+                continue
+            forward = _cut(trees[source], (max_length + 1) // 2, target, None, limit)
+            backward = _cut(trees[target], max_length // 2, None, source, limit)
+            searches.append(_met(forward, backward, max_length))
+    return searches
+
+
+def _met(forward: Search, backward: Search, max_length: int) -> Search:
+    """The paths of 1 … `max_length` facts joining the halves of a bidirectional search."""
     groups = []
     for n in range(1, max_length + 1):
         i, j = (n + 1) // 2, n // 2
@@ -200,7 +296,7 @@ def _join(front: PathArrays, back: PathArrays) -> PathArrays:
     low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
     pairs = high - low
     f = np.repeat(np.arange(len(front)), pairs)
-    b = order[_ranges(low, pairs)]
+    b = order[ranges(low, pairs)]
     shared = (front.entities[f][:, :, None] == back.entities[b][:, None, :-1]).any(axis=(1, 2))
     f, b = f[~shared], b[~shared]
     return PathArrays(

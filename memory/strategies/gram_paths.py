@@ -35,7 +35,6 @@ Options read from `query.options`: `max_length` (L), `paths_per_pair`.
 from __future__ import annotations
 
 from collections import Counter
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,7 @@ from memory.linking import named_entities, positions, similar_entities
 from memory.relational_paths import (
     RelationalPath,
     Search,
-    paths_between,
+    paths_among,
     paths_from,
     reading_order,
 )
@@ -87,9 +86,7 @@ def _paths(
     if not anchors:
         anchors = _with_facts(graph, similar_entities(view, query.text, FALLBACK_ANCHORS))
         entities_from = "similar"
-    searches = [
-        paths_between(graph, a, b, max_length, EXPANSION_LIMIT) for a, b in combinations(anchors, 2)
-    ]
+    searches = paths_among(graph, anchors, max_length, EXPANSION_LIMIT)
     mode = "between_entities"
     if not any(len(s) for s in searches):
         mode = "from_entity"

@@ -35,7 +35,7 @@ import numpy as np
 from memory.flat_prior import TEMPERATURE, flat_prior, kept_per_query
 from memory.graph import graph_of
 from memory.linking import named_entities, phrase_keys, query_entities
-from memory.passage_graph import PHRASE_PREFIX, WALK_THRESHOLD, passage_graph
+from memory.passage_graph import PHRASE_PREFIX, WALK_THRESHOLD, PassageGraph, passage_graph
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS
@@ -54,6 +54,29 @@ def ppr(view: SnapshotView, query: QueryContext) -> Ranking:
     return Ranking([(s, round(score, 6)) for s, score in blended[: query.k]], explanation)
 
 
+def reset_entries(
+    graph: PassageGraph, passages: dict[str, float], links: dict[str, float], link_share: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The walk's reset vector over [segments | nodes] as its non-zero entries (positions
+    ascending, masses): the passages' prior mass times 1 - `link_share`, and
+    `link_share` spread over the linked nodes by weight (all of it where the passages
+    have none). The same numbers, entry by entry, as the vector over the whole graph
+    that `_walk` filled before, without allocating and scanning one per query."""
+    segment_mass = np.fromiter(passages.values(), np.float64, len(passages))
+    positions = [graph.segment_position[s] for s in passages]
+    masses = [segment_mass]
+    if links:
+        share = link_share if segment_mass.sum() > 0 else 1.0
+        total = sum(links.values())
+        masses = [segment_mass * (1.0 - share), [share * w / total for w in links.values()]]
+        positions += [graph.n_segments + graph.node_position[e] for e in links]
+    entries = np.asarray(positions, np.int64)
+    values = np.concatenate([np.asarray(m, np.float64) for m in masses])
+    order = np.argsort(entries)
+    kept = order[values[order] != 0]
+    return entries[kept], values[kept]
+
+
 def _walk(
     view: SnapshotView, query: QueryContext
 ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
@@ -67,11 +90,7 @@ def _walk(
     link_share = float(options.get("query_link_share", QUERY_LINK_SHARE))
     prior = flat_prior(view, query)
     graph = passage_graph(view, query)
-    reset = np.zeros(graph.n_segments + len(graph.node_ids))
-    for segment, weight in prior.distribution(
-        float(options.get("temperature", TEMPERATURE))
-    ).items():
-        reset[graph.segment_position[segment]] += weight
+    passages = prior.distribution(float(options.get("temperature", TEMPERATURE)))
     named = named_entities(view, query.text)
     linked = (
         named if options.get("query_links", QUERY_LINKS) == "named" else query_entities(view, query)
@@ -86,16 +105,11 @@ def _walk(
         for e, w in {**linked, **phrases}.items()
         if e in graph.node_position
     }
-    if links:
-        share = link_share if reset.sum() > 0 else 1.0
-        total = sum(links.values())
-        reset *= 1.0 - share
-        for entity, weight in links.items():
-            reset[graph.n_segments + graph.node_position[entity]] += share * weight / total
-    if reset.sum() == 0:
+    seeds, weights = reset_entries(graph, passages, links, link_share)
+    if not len(seeds):
         return [], {"strategy": "hipporag_ppr", "seeds": {}}
     threshold = float(options.get("walk_threshold", WALK_THRESHOLD))
-    reached, mass = graph.top_segments(reset, damping, CANDIDATES, threshold)
+    reached, mass = graph.top_segments(seeds, weights, damping, CANDIDATES, threshold)
     walked = [
         (graph.segment_ids[i], float(np.log(m + 1e-12))) for i, m in zip(reached, mass, strict=True)
     ]

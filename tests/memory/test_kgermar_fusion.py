@@ -214,3 +214,33 @@ def test_structural_bank_rows_equal_the_whole_product(graph_memory) -> None:
             got = _entity_segments(view, query, entities, budget)
             assert got == _entity_segments_whole(view, query, entities, budget)
     assert any(_entity_segments(view, query, c, 50) for c in cases)
+
+
+def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
+    graph_memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The structure rows held in memory rank the entities as LanceDB's exact scan of the
+    table does, with its cosines up to float32 rounding; the strategy reads them instead
+    of the table, and answers as with the table where the rows are not held."""
+    from memory.strategies import kgermar_fusion as kgermar
+
+    view = graph_memory._view
+    table = view.table("structure")
+    rows = kgermar._structure_rows(view, table)
+    assert rows is not None and len(rows.entity_ids) == table.count_rows()
+    texts = [q["question"] for q in QUESTIONS] + ["Rotterdam", "printer error", "CEO"]
+    for text in texts:
+        vector = view.embed_query(text)
+        for k in (1, 5, 40):
+            got = kgermar._structural_entities(rows, vector, k)
+            want = kgermar._structural_entities(table, vector, k)
+            assert [e for e, _ in got] == [e for e, _ in want]
+            assert np.allclose([s for _, s in got], [s for _, s in want], atol=2e-6)
+    held = [graph_memory.query(t, strategy="kgermar_fusion", k=5) for t in texts]
+    graph_memory.close()
+    monkeypatch.setattr(kgermar, "IN_MEMORY_ROWS", 0)
+    for text, answer in zip(texts, held, strict=True):
+        again = graph_memory.query(text, strategy="kgermar_fusion", k=5)
+        assert graph_memory._view.cache["kgermar_structure_rows"] is None
+        assert [h.segment_id for h in again.hits] == [h.segment_id for h in answer.hits]
+    graph_memory.close()

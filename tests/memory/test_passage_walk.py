@@ -2,9 +2,12 @@
 against the exact personalised PageRank: its error stays within the push's bound, it ranks
 the segments as the exact power iteration does, the exact path (threshold 0) is the power
 iteration's ranking, and on the sample snapshot `hipporag_ppr` answers the same either
-way."""
+way; and the walk equals, bit for bit, the one before its reset came as entries and its
+push read rows from the CSR arrays (`tests/memory/passage_walk_reference.py`)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -12,9 +15,12 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
 from memory import Memory
+from memory.csr import row_entries
 from memory.passage_graph import WALK_THRESHOLD, PassageGraph, passage_graph, transition_of
 from memory.snapshot_view import QueryContext
+from memory.strategies.ppr import reset_entries
 from memory.top import top_positions
+from tests.memory import passage_walk_reference as reference
 
 DAMPING = 0.5
 SEGMENTS, NODES = 300, 120
@@ -69,6 +75,12 @@ def _reset(seed: int = 3) -> np.ndarray:
     return reset
 
 
+def _entries(reset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A reset vector as `top_segments` takes it: its non-zero positions and values."""
+    seeds = np.flatnonzero(reset)
+    return seeds, reset[seeds]
+
+
 def _exact_ppr(graph: PassageGraph, reset: np.ndarray) -> np.ndarray:
     """ppr(p) = (1 - d)(I - dT)^-1 p, solved directly."""
     n = len(reset)
@@ -98,12 +110,12 @@ def test_the_push_error_is_within_its_bound(threshold: float) -> None:
 
 def test_the_local_walk_ranks_as_the_exact_walk() -> None:
     graph, reset = _random_graph(), _reset()
-    exact_top, exact_mass = graph.top_segments(reset, DAMPING, 60, threshold=0.0)
+    exact_top, exact_mass = graph.top_segments(*_entries(reset), DAMPING, 60, threshold=0.0)
     for threshold in (1e-10, WALK_THRESHOLD):
-        top, mass = graph.top_segments(reset, DAMPING, 60, threshold=threshold)
+        top, mass = graph.top_segments(*_entries(reset), DAMPING, 60, threshold=threshold)
         assert top[:20].tolist() == exact_top[:20].tolist(), threshold
         assert np.allclose(mass[:20], exact_mass[:20], rtol=threshold * 1e3, atol=0), threshold
-    top, mass = graph.top_segments(reset, DAMPING, 60, threshold=1e-10)
+    top, mass = graph.top_segments(*_entries(reset), DAMPING, 60, threshold=1e-10)
     assert top.tolist() == exact_top.tolist()
     assert np.allclose(mass, exact_mass, rtol=1e-7)
 
@@ -111,10 +123,10 @@ def test_the_local_walk_ranks_as_the_exact_walk() -> None:
 def test_the_exact_path_is_the_power_iteration_and_unreached_segments_come_last() -> None:
     graph, reset = _random_graph(), _reset()
     mass = graph.walk(reset, DAMPING)[:SEGMENTS]
-    top, masses = graph.top_segments(reset, DAMPING, SEGMENTS, threshold=0.0)
+    top, masses = graph.top_segments(*_entries(reset), DAMPING, SEGMENTS, threshold=0.0)
     assert top.tolist() == np.argsort(-mass, kind="stable").tolist()
     assert np.array_equal(masses, mass[top])
-    local, local_mass = graph.top_segments(reset, DAMPING, SEGMENTS, threshold=1e-3)
+    local, local_mass = graph.top_segments(*_entries(reset), DAMPING, SEGMENTS, threshold=1e-3)
     assert sorted(local.tolist()) == list(range(SEGMENTS))
     unreached = np.flatnonzero(local_mass == 0)
     assert len(unreached) and unreached.min() > np.flatnonzero(local_mass).max()
@@ -165,3 +177,70 @@ def test_the_sample_passage_graph_is_symmetric_and_its_push_is_bounded(
     gap = exact.copy()
     gap[nodes] -= estimate
     assert gap.min() >= -1e-13 and np.all(gap <= 1e-5 * graph.degree + 1e-13)
+
+
+def _same_walk(graph: PassageGraph, reset: np.ndarray, count: int, threshold: float) -> None:
+    """`top_segments` of the reset's entries equals the reference's of the vector, bit for
+    bit."""
+    top, mass = graph.top_segments(*_entries(reset), DAMPING, count, threshold)
+    want_top, want_mass = reference.top_segments(graph, reset, DAMPING, count, threshold)
+    assert top.tolist() == want_top.tolist()
+    assert mass.tobytes() == want_mass.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_walk_is_the_reference_walk_bit_for_bit(seed: int) -> None:
+    """Rows read from the CSR arrays, the reset as entries and the bounded search for
+    unreached segments change no position and no mass."""
+    graph = _random_graph(seed)
+    for reset_seed in range(3):
+        reset = _reset(reset_seed)
+        for count, threshold in itertools.product(
+            [1, 60, SEGMENTS, SEGMENTS + 10], [0.0, 1e-2, 1e-3, WALK_THRESHOLD, 1e-10]
+        ):
+            _same_walk(graph, reset, count, threshold)
+        seeds = np.flatnonzero(reset)
+        nodes, estimate = graph.push(seeds, reset[seeds], DAMPING, WALK_THRESHOLD)
+        want_nodes, want_estimate = reference.push(
+            graph, seeds, reset[seeds], DAMPING, WALK_THRESHOLD
+        )
+        assert nodes.tolist() == want_nodes.tolist()
+        assert estimate.tobytes() == want_estimate.tobytes()
+
+
+def test_row_entries_are_scipys_rows() -> None:
+    transition = _random_graph().transition
+    rng = np.random.default_rng(1)
+    for rows in (np.arange(0), rng.permutation(transition.shape[0])[:50], np.array([3, 3, 0])):
+        columns, values, counts = row_entries(transition, rows)
+        want = transition[rows]
+        assert columns.tolist() == want.indices.tolist()
+        assert values.tobytes() == want.data.tobytes()
+        assert counts.tolist() == np.diff(want.indptr).tolist()
+
+
+@pytest.mark.parametrize("link_share", [0.0, 0.3, 1.0])
+def test_reset_entries_are_the_reference_vectors_entries(
+    graph_memory: Memory, link_share: float
+) -> None:
+    """`hipporag_ppr`'s reset as entries: the non-zero entries of the vector it filled
+    before, bit for bit (passages alone, links alone, both, neither)."""
+    graph = passage_graph(graph_memory._view, QueryContext("q", 5, None, False))
+    rng = np.random.default_rng(5)
+    segments = [graph.segment_ids[i] for i in rng.permutation(graph.n_segments)[:30]]
+    mass = np.exp(rng.normal(size=30))
+    passages = {s: float(w) for s, w in zip(segments, mass / mass.sum(), strict=True)}
+    passages[segments[0]] = 0.0  # a mass that underflowed
+    nodes = [graph.node_ids[i] for i in rng.permutation(len(graph.node_ids))[:6]]
+    links = {
+        n: float(w) * graph.specificity[graph.node_position[n]]
+        for n, w in zip(nodes, rng.random(6), strict=True)
+    }
+    for given, linked in ((passages, links), (passages, {}), ({}, links), ({}, {})):
+        reset = reference.reset_vector(graph, given, linked, link_share)
+        seeds, weights = reset_entries(graph, given, linked, link_share)
+        assert seeds.tolist() == np.flatnonzero(reset).tolist()
+        assert weights.tobytes() == reset[seeds].tobytes()
+        if len(seeds):
+            _same_walk(graph, reset, 200, WALK_THRESHOLD)
+            _same_walk(graph, reset, 200, 0.0)

@@ -52,6 +52,36 @@ def test_paths_match_the_edge_by_edge_search(seed: int) -> None:
         )
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_paths_among_are_every_pair_searched_alone(seed: int) -> None:
+    """Each entity's levels grown once and cut per pair give every pair's own search,
+    truncations and the fallback past the limit included (hubs, a repeated entity)."""
+    graph = _random_graph(seed)
+    rng = np.random.default_rng(200 + seed)
+    entities = [0, 1, *(int(e) for e in rng.choice(graph.n_entities, 5)), 0]
+    for max_length, limit in itertools.product([1, 2, 3, 4, 5], [3, 40, 400, 10_000]):
+        among = fast.paths_among(graph, entities, max_length, limit)
+        pairs = list(itertools.combinations(entities, 2))
+        assert len(among) == len(pairs)
+        for got, (source, target) in zip(among, pairs, strict=True):
+            _same(got, reference.paths_between(graph, source, target, max_length, limit))
+
+
+def test_paths_among_search_alone_where_a_shared_level_would_pass_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Entity 0's level 1 holds 3 paths (to 1, 2 and 3); searched backward from 0 avoiding
+    1, it keeps 2, within a limit of 3, but the shared level 1 is past it: that side runs
+    its own search, and answers as it would alone."""
+    graph = _graph([(0, 1), (0, 2), (0, 3), (2, 4), (3, 4), (4, 1)], [f"n{i}" for i in range(5)])
+    alone = []
+    grow = fast._grow
+    monkeypatch.setattr(fast, "_grow", lambda *args: alone.append(args) or grow(*args))
+    among = fast.paths_among(graph, [1, 0], 4, 3)
+    assert alone, "the search ran alone"
+    _same(among[0], reference.paths_between(graph, 1, 0, 4, 3))
+
+
 def test_truncation_is_exercised() -> None:
     graph = _random_graph(0)
     assert fast.paths_from(graph, 0, 3, 300).truncated
@@ -85,3 +115,7 @@ def test_paths_match_on_the_sample_graph(graph_memory) -> None:
         )
     for source in anchors:
         _same(fast.paths_from(graph, source, 3, 50), reference.paths_from(graph, source, 3, 50))
+    pairs = itertools.combinations(anchors, 2)
+    among = fast.paths_among(graph, anchors, 3, 2000)
+    for got, (source, target) in zip(among, list(pairs), strict=True):
+        _same(got, reference.paths_between(graph, source, target, 3, 2000))

@@ -1,0 +1,66 @@
+"""The passage walk as it was before its reset came as non-zero entries and its push read
+rows from the CSR arrays (`memory.passage_graph`, `memory.strategies.ppr` of stop 24),
+kept as the reference that `tests/memory/test_passage_walk.py` checks the walk against
+bit for bit: a reset vector over the whole graph, rows read by scipy's indexing, the
+unreached segments found by a scan of every segment (the walk itself, with those parts
+swapped back in)."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import scipy.sparse as sp
+
+from memory import passage_graph
+from memory.passage_graph import PassageGraph
+
+
+def reset_vector(
+    graph: PassageGraph, passages: dict[str, float], links: dict[str, float], link_share: float
+) -> np.ndarray:
+    """`_walk`'s reset vector over [segments | nodes]."""
+    reset = np.zeros(graph.n_segments + len(graph.node_ids))
+    for segment, weight in passages.items():
+        reset[graph.segment_position[segment]] += weight
+    if links:
+        share = link_share if reset.sum() > 0 else 1.0
+        total = sum(links.values())
+        reset *= 1.0 - share
+        for entity, weight in links.items():
+            reset[graph.n_segments + graph.node_position[entity]] += share * weight / total
+    return reset
+
+
+def scipy_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`memory.csr.row_entries` as the push read them before: scipy's row indexing."""
+    taken = matrix[rows]
+    return taken.indices, taken.data, np.diff(taken.indptr)
+
+
+def push(
+    graph: PassageGraph, seeds: np.ndarray, weights: np.ndarray, damping: float, threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`PassageGraph.push` with its rows read by scipy's indexing."""
+    with mock.patch.object(passage_graph, "row_entries", scipy_rows):
+        return graph.push(seeds, weights, damping, threshold)
+
+
+def top_segments(
+    graph: PassageGraph, reset: np.ndarray, damping: float, count: int, threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`PassageGraph.top_segments` of the whole reset vector (its seeds found by a scan of
+    it, as before), with its rows read by scipy and the unreached segments found by a
+    scan of every segment."""
+
+    def scan(present: np.ndarray, wanted: int) -> np.ndarray:
+        unreached = np.ones(graph.n_segments, bool)
+        unreached[present] = False
+        return np.flatnonzero(unreached)[:wanted]
+
+    seeds = np.flatnonzero(reset)
+    with (
+        mock.patch.object(passage_graph, "row_entries", scipy_rows),
+        mock.patch.object(passage_graph, "_first_absent", scan),
+    ):
+        return graph.top_segments(seeds, reset[seeds], damping, count, threshold)

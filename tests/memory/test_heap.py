@@ -1,0 +1,59 @@
+"""`memory.heap`: a query process keeps freed work arrays in its heap (glibc), so the next
+query's arrays are not faulted in page by page again; the environment's own settings win."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = """
+import ctypes, sys
+import numpy as np
+from memory.heap import keep_freed_memory
+
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+        "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+kept = keep_freed_memory() if sys.argv[1] == "keep" else False
+work = np.ones(20 << 17)  # 20 MiB, below the mmap threshold once kept
+work.sum()
+del work
+print(kept, libc.mallinfo2().fordblks >> 20)
+"""
+
+
+def _probe(mode: str, **env: str) -> tuple[bool, int]:
+    """(whether the settings were made, MiB free in the heap after a 20 MiB array is
+    freed), in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.split()
+    return out[0] == "True", int(out[1])
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_freed_work_arrays_stay_in_the_heap() -> None:
+    kept, free = _probe("keep")
+    assert kept and free >= 20
+    default, free = _probe("default")
+    assert not default and free < 20, "glibc's defaults hand the array back"
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_the_environment_settings_win() -> None:
+    kept, _ = _probe("keep", MALLOC_TRIM_THRESHOLD_="1048576")
+    assert not kept
