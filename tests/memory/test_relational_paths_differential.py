@@ -52,14 +52,15 @@ def test_paths_match_the_edge_by_edge_search(seed: int) -> None:
         )
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(3))
 def test_paths_among_are_every_pair_searched_alone(seed: int) -> None:
     """Each entity's levels grown once and cut per pair give every pair's own search,
-    truncations and the fallback past the limit included (hubs, a repeated entity)."""
+    truncations and the fallback past the limit included (hubs, a repeated entity). Three
+    graphs and three limits: each pair's reference search is the slow edge-by-edge one."""
     graph = _random_graph(seed)
     rng = np.random.default_rng(200 + seed)
     entities = [0, 1, *(int(e) for e in rng.choice(graph.n_entities, 5)), 0]
-    for max_length, limit in itertools.product([1, 2, 3, 4, 5], [3, 40, 400, 10_000]):
+    for max_length, limit in itertools.product([1, 2, 3, 5], [3, 40, 10_000]):
         among = fast.paths_among(graph, entities, max_length, limit)
         pairs = list(itertools.combinations(entities, 2))
         assert len(among) == len(pairs)
