@@ -217,9 +217,10 @@ class SelectedRows:
     """Rows `positions` of `matrix` (which may be memory-mapped), indexed and multiplied
     without copying the whole selection."""
 
-    def __init__(self, matrix: np.ndarray, positions: np.ndarray) -> None:
+    def __init__(self, matrix: np.ndarray, positions: np.ndarray, bounded: bool = True) -> None:
         self._matrix = matrix
         self._positions = positions
+        self._bounded = bounded
         self._whole = len(positions) == len(matrix) and bool(
             np.array_equal(positions, np.arange(len(matrix)))
         )
@@ -242,10 +243,18 @@ class SelectedRows:
     def __len__(self) -> int:
         return len(self._positions)
 
+    def unbounded(self) -> SelectedRows:
+        """The same selection, its rows read through the mapping without handing pages
+        back: for a reader that touches most rows again at every query (see
+        `memory.personalai.hypergraph`)."""
+        return SelectedRows(self._matrix, self._positions, bounded=False)
+
     def __getitem__(self, key: Any) -> np.ndarray:
         """Selected row(s) `key`, copied; a mapped matrix's rows are read with bounded
-        resident memory (`transforms.mapped_rows`)."""
+        resident memory (`transforms.mapped_rows`) unless the selection is `unbounded`."""
         rows = self._positions[key]
+        if not self._bounded:
+            return np.asarray(self._matrix[rows])
         if np.ndim(rows) == 0:
             return read_rows(self._matrix, [int(rows)])[0]
         return read_rows(self._matrix, rows)

@@ -129,3 +129,16 @@ def _resident_kib(path: str | Path) -> int:
         elif inside and fields[0] == "Rss:":
             total += int(fields[1])
     return total
+
+
+def test_unbounded_selected_rows_read_alike_and_count_nothing(mapped, monkeypatch) -> None:
+    """PersonalAI's hyperedge vectors: the same rows, never counted against the budget."""
+    matrix, mapping = mapped
+    positions = np.arange(3, len(matrix), 3)
+    unbounded = SelectedRows(mapping, positions).unbounded()
+    monkeypatch.setattr(mapped_rows, "_touched_windows", 0)
+    np.testing.assert_array_equal(unbounded[7], matrix[positions[7]])
+    np.testing.assert_array_equal(unbounded[[5, 1, 5]], matrix[positions[[5, 1, 5]]])
+    np.testing.assert_array_equal(unbounded.take(np.array([9, 0])), matrix[positions[[9, 0]]])
+    assert mapped_rows._touched_windows == 0
+    assert unbounded.positions is positions and len(unbounded) == len(positions)
