@@ -6,10 +6,13 @@ the CLI come from the same code.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from memory.memory import Memory, QueryResult
@@ -24,6 +27,29 @@ from transforms.evaluation.retrieval_metrics import (
 )
 from transforms.evaluation.retrieval_questions import QuestionSet, RetrievalQuestion
 from transforms.evaluation.timeqa import TimeQaSet, hit_at_k
+
+
+@functools.cache
+def ranking_code_digest() -> str:
+    """Digest of the source that ranks and scores: the query package and `transforms/`
+    (strategies, encoders, metrics, question loading). An evaluation's fingerprint includes
+    it, so that after a code change a snapshot is evaluated again instead of being reported
+    from the rows the previous code stored."""
+    import memory
+    import transforms
+
+    return source_digest(*(Path(p.__file__).parent for p in (memory, transforms)))
+
+
+def source_digest(*roots: Path) -> str:
+    """sha256 over every `.py` file under `roots`: each file's path (from its root's
+    parent) and bytes, in sorted order."""
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root.parent)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def temporal_hits(

@@ -23,7 +23,13 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from memory import Memory
-from memory.evaluation import Reranking, misses, retrieval_scores, snapshot_segments
+from memory.evaluation import (
+    Reranking,
+    misses,
+    ranking_code_digest,
+    retrieval_scores,
+    snapshot_segments,
+)
 from memory.reranker import RERANK_DEPTH
 from memory.strategies.registry import STRATEGIES
 from stores.evaluation_results import evaluation_rows, newest_snapshot
@@ -100,9 +106,13 @@ def retrieval_evaluation(
         raise ValueError(f"benchmark must be one of {BENCHMARKS}, not {config.benchmark!r}")
     strategies = config.strategies or list(STRATEGIES)
     snapshot_id = newest_snapshot(warehouse, collection)
-    fingerprint = content_id(snapshot_id, config.model_dump(exclude={"misses"}), strategies)
+    fingerprint = content_id(
+        snapshot_id, config.model_dump(exclude={"misses"}), strategies, ranking_code_digest()
+    )
     if warehouse.fingerprint_unchanged(collection, ASSET, fingerprint):
-        return _skipped(started, f"snapshot {snapshot_id} already evaluated with these settings")
+        return _skipped(
+            started, f"snapshot {snapshot_id} already evaluated with these settings and code"
+        )
     with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
         questions = load_questions(
             config.benchmark, config.dataset, snapshot_segments(memory), config.questions

@@ -12,7 +12,7 @@ from dagster_project.defs.stage_result import stage_result
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import WarehouseResource
 from memory import Memory
-from memory.evaluation import temporal_hits
+from memory.evaluation import ranking_code_digest, temporal_hits
 from stores.evaluation_results import newest_snapshot
 from transforms.evaluation.timeqa import load_timeqa
 from transforms.ids import content_id
@@ -43,7 +43,7 @@ def temporal_evaluation(
     collection = context.partition_key
     dataset = load_timeqa(config.dataset, config.max_articles)
     snapshot_id = newest_snapshot(warehouse, collection)
-    fingerprint = content_id(snapshot_id, config.model_dump(), STRATEGIES)
+    fingerprint = content_id(snapshot_id, config.model_dump(), STRATEGIES, ranking_code_digest())
     if warehouse.fingerprint_unchanged(collection, BENCHMARK, fingerprint):
         return stage_result(started=started, rows_in=0, rows_out=0, skipped=True)
     with Memory.open(warehouse.workspace.root, snapshot=snapshot_id) as memory:
