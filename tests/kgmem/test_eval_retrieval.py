@@ -34,7 +34,7 @@ def locomo_workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
 @pytest.mark.slow
 @needs_musique
 def test_eval_retrieval_musique_slice(tmp_path: Path, capsys: pytest.CaptureFixture):
-    corpus, questions, answerable = musique_slice(tmp_path)
+    corpus, questions, answerable = musique_slice(tmp_path, size=20)  # 10 of them distractors
     strategies = ("dense", "bm25", "hybrid", "hipporag_ppr")
     missed_file = tmp_path / "misses.jsonl"
     rows = run_eval(
