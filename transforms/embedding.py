@@ -118,8 +118,15 @@ def token_batches(texts: Sequence[str], model: str, batch_size: int = 64) -> Ite
     """The last hidden states of `texts` under `model`, with each token's character span,
     in padded batches (for span pooling; `has_token_outputs(model)` must hold)."""
     if directory := _local_bert_directory(model):
-        yield from torch_encoder(directory).token_batches(texts, batch_size)
-        return
+        return torch_encoder(directory).token_batches(texts, batch_size)
+    return sentence_transformers_token_batches(texts, model, batch_size)
+
+
+def sentence_transformers_token_batches(
+    texts: Sequence[str], model: str, batch_size: int = 64
+) -> Iterator[TokenBatch]:
+    """`token_batches` by sentence-transformers' own transformer, in input order: for
+    models `transforms.torch_bert` does not run (and to check that it agrees)."""
     import torch
 
     encoder = load_encoder(model)

@@ -103,14 +103,19 @@ def test_facts_link_existing_entities_and_segments(
     assert norms == pytest.approx(1.0, abs=1e-4)
 
 
+def _question(synthetic: synthetic_memory.SyntheticSummary) -> str:
+    """A generated question about the synthetic workspace's facts."""
+    con = Workspace.at(synthetic.root).connect(read_only=True)
+    try:
+        return synthetic_memory.synthetic_questions(con, 1)[0]
+    finally:
+        con.close()
+
+
 def test_every_strategy_answers_a_generated_question(
     synthetic: synthetic_memory.SyntheticSummary,
 ) -> None:
-    con = Workspace.at(synthetic.root).connect(read_only=True)
-    try:
-        question = synthetic_memory.synthetic_questions(con, 1)[0]
-    finally:
-        con.close()
+    question = _question(synthetic)
     with Memory.open(synthetic.root) as memory:
         assert memory.snapshot.snapshot_id == synthetic.snapshot_id
         assert memory.snapshot.counts["facts"] == FACTS
@@ -124,11 +129,7 @@ def test_measured_queries_get_the_strategy_options(
     synthetic: synthetic_memory.SyntheticSummary,
 ) -> None:
     """`kgmem bench retrieval --option` reaches the strategy: an unreadable value fails."""
-    con = Workspace.at(synthetic.root).connect(read_only=True)
-    try:
-        question = synthetic_memory.synthetic_questions(con, 1)[0]
-    finally:
-        con.close()
+    question = _question(synthetic)
     args = (str(synthetic.root), synthetic_memory.COLLECTION, "gram_paths", question, [question])
     figures = retrieval_latency.measure_in_process(*args, {"max_length": 1})
     assert len(figures["seconds"]) == 1

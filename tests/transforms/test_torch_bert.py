@@ -7,9 +7,14 @@ import subprocess
 import sys
 
 import numpy as np
-import torch
 
-from transforms.embedding import DEFAULT_ENCODER, encode, load_encoder, resolve_model_path
+from transforms.embedding import (
+    DEFAULT_ENCODER,
+    encode,
+    load_encoder,
+    resolve_model_path,
+    sentence_transformers_token_batches,
+)
 from transforms.torch_bert import torch_encoder
 
 TEXTS = [
@@ -33,28 +38,24 @@ def test_passage_vectors_equal_sentence_transformers_across_padded_batches():
     assert np.abs(ours - alone).max() < 1e-5, "padding changes no vector"
 
 
+def _real_tokens(batches) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per text row: the states and offsets of its real (unpadded) tokens."""
+    return {
+        row: (batch.states[i][batch.mask[i]], batch.offsets[i][batch.mask[i]])
+        for batch in batches
+        for i, row in enumerate(batch.rows)
+    }
+
+
 def test_token_states_and_offsets_equal_the_transformer_model():
     encoder = torch_encoder(resolve_model_path(DEFAULT_ENCODER))
-    batches = list(encoder.token_batches(TEXTS, batch_size=3))
-    assert sorted(r for b in batches for r in b.rows) == list(range(len(TEXTS)))
-    transformer = load_encoder(DEFAULT_ENCODER)[0]
-    for batch in batches:
-        texts = [TEXTS[i] for i in batch.rows]
-        tokens = transformer.tokenizer(
-            texts,
-            padding=True,
-            truncation=True,
-            max_length=transformer.max_seq_length,
-            return_offsets_mapping=True,
-            return_tensors="pt",
-        )
-        offsets = tokens.pop("offset_mapping").numpy()
-        with torch.inference_mode():
-            theirs = transformer.auto_model(**tokens).last_hidden_state.numpy()
-        mask = tokens["attention_mask"].numpy().astype(bool)
-        assert batch.states.shape == theirs.shape and np.array_equal(batch.mask, mask)
-        assert np.array_equal(batch.offsets[mask], offsets[mask])
-        assert np.abs(batch.states[mask] - theirs[mask]).max() < 1e-4
+    ours = _real_tokens(encoder.token_batches(TEXTS, batch_size=3))
+    theirs = _real_tokens(sentence_transformers_token_batches(TEXTS, DEFAULT_ENCODER, 4))
+    assert sorted(ours) == sorted(theirs) == list(range(len(TEXTS)))
+    for row, (states, offsets) in ours.items():
+        assert states.shape == theirs[row][0].shape
+        assert np.array_equal(offsets, theirs[row][1])
+        assert np.abs(states - theirs[row][0]).max() < 1e-4
 
 
 def test_a_build_embeds_without_sentence_transformers():
