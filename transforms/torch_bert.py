@@ -99,13 +99,11 @@ class TorchBertEncoder:
             ids = np.zeros((len(rows), width), dtype=np.int64)
             types = np.zeros_like(ids)
             offsets = np.zeros((len(rows), width, 2), dtype=np.int64)
+            mask = np.zeros(ids.shape, dtype=bool)
             for j, i in enumerate(rows):
                 n = len(encodings[i].ids)
                 ids[j, :n], types[j, :n] = encodings[i].ids, encodings[i].type_ids
-                offsets[j, :n] = encodings[i].offsets
-            mask = np.zeros(ids.shape, dtype=bool)
-            for j, i in enumerate(rows):
-                mask[j, : len(encodings[i].ids)] = True
+                offsets[j, :n], mask[j, :n] = encodings[i].offsets, True
             with torch.inference_mode():
                 states = self._forward(
                     torch.from_numpy(ids).to(self.device),

@@ -6,19 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.import_probe import loaded_after
+
 HEAVY = ("dagster", "apache_beam", "torch", "transformers", "spacy", "lancedb")
 
 
 def _loaded_after(code: str) -> list[str]:
-    probe = (
-        f"import sys\n{code}\nprint('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
-    last = done.stdout.strip().splitlines()[-1]
-    assert last.startswith("loaded:"), done.stdout
-    return [m for m in last.removeprefix("loaded:").split(",") if m]
+    return loaded_after(code, HEAVY)
 
 
 def test_parsing_every_command_loads_no_heavy_library():
