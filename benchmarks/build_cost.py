@@ -66,6 +66,7 @@ from benchmarks.retrieval_latency import (
 )
 from stores.snapshots import list_snapshots
 from stores.workspace import Workspace
+from transforms.gc_tuning import tune_gc
 
 BENCH_DIR = "bench_build"
 COLLECTION = "bench"
@@ -277,7 +278,9 @@ def extractable_segments(root: Path) -> int:
 
 def measure_memory(documents: int, seed: int, root: str, home: str, llm: bool) -> dict[str, Any]:
     """Run in a fresh process: generate and build `documents` documents into `root`, then
-    report the process's peak RSS and the snapshot's facts (see the module docstring)."""
+    report the process's peak RSS and the snapshot's facts (see the module docstring). The
+    garbage collector is tuned as `kgmem build` tunes it."""
+    tune_gc()
     workspace = Workspace.at(root)
     os.environ["DAGSTER_HOME"] = str(workspace.dagster_home)  # this build's own instance
     corpus = Path(root) / "corpus"

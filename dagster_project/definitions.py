@@ -18,6 +18,7 @@ from dagster_project.automation.jobs import build_job, evaluation_jobs
 from dagster_project.automation.schedules import nightly_schedule
 from dagster_project.automation.sensors import collection_inbox, record_completed_builds
 from dagster_project.resources import PipelineSettings, WarehouseResource
+from transforms.gc_tuning import tune_gc
 
 
 @functools.cache
@@ -36,4 +37,8 @@ def kgmem_definitions() -> dg.Definitions:
 
 @dg.definitions
 def defs() -> dg.Definitions:
+    """The code location as Dagster's processes load it (`dagster dev`, `kgmem ui`, their
+    run workers), with the garbage collector tuned as the CLI tunes it
+    (`transforms.gc_tuning`)."""
+    tune_gc()
     return kgmem_definitions()

@@ -300,6 +300,9 @@ STAGE_STATE = pa.schema(
     ]
 )
 
+WAREHOUSE_SCHEMA = pa.schema([("ddl_digest", pa.string())])
+"""The digest of the DDL last run on a warehouse file (`schemas.warehouse.DDL_DIGEST`)."""
+
 EVALUATION_RESULTS = pa.schema(
     [
         ("collection", pa.string()),

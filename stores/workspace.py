@@ -149,7 +149,6 @@ class Workspace:
         connection records the data URL and creates missing tables first. DuckDB and the
         table declarations are imported on use, so that `kgmem --help` and argument errors
         load neither."""
-        from schemas.warehouse import DDL
         from transforms.duckdb_connect import connect_waiting
 
         if read_only:
@@ -163,8 +162,11 @@ class Workspace:
         if self.data_url is not None and recorded_data_url(self.root) is None:
             self.record_data_url()  # the first write: the catalog now refers to that data
         con = connect_waiting(self.warehouse_path)
-        for statement in DDL:
-            con.execute(statement)
+        try:
+            create_tables(con)
+        except BaseException:
+            con.close()  # rolls back a DDL run left half done
+            raise
         return con
 
     def lance(self) -> lancedb.DBConnection:
@@ -177,6 +179,29 @@ class Workspace:
         return lancedb.connect(
             self.lance_path, storage_options=lance_storage_options(self.lance_path)
         )
+
+
+def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the declared tables, view and migrations on a writable connection, unless the
+    file records that this very DDL already ran (`schemas.warehouse.DDL_DIGEST`): one
+    query instead of the DDL's 23 statements. A table dropped by hand behind kgmem's back
+    is therefore not created again until the declarations change."""
+    import duckdb
+
+    from schemas.warehouse import DDL, DDL_DIGEST
+
+    try:
+        recorded = con.execute("SELECT ddl_digest FROM warehouse_schema").fetchall()
+    except duckdb.CatalogException:
+        recorded = []
+    if recorded == [(DDL_DIGEST,)]:
+        return
+    con.execute("BEGIN TRANSACTION")
+    for statement in DDL:
+        con.execute(statement)
+    con.execute("DELETE FROM warehouse_schema")
+    con.execute("INSERT INTO warehouse_schema VALUES (?)", [DDL_DIGEST])
+    con.execute("COMMIT")
 
 
 def recorded_data_url(root: Path) -> str | None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from transforms.gc_tuning import tune_gc
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -18,6 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+tune_gc()  # the test processes collect garbage as kgmem's own processes do
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -22,6 +22,7 @@ from kgmem.cli import (
 )
 from kgmem.cli.common import console, route_library_logs
 from stores.workspace import DATA_URL_ENV, HOME_ENV, Workspace
+from transforms.gc_tuning import tune_gc
 
 COMMANDS = (
     build_cmd,
@@ -64,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        tune_gc()
         if getattr(args, "home", None):
             os.environ[HOME_ENV] = str(usable_home(args.home))
         if getattr(args, "data_url", None):  # every workspace opened in this process

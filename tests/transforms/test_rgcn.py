@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.import_probe import loaded_after
 from transforms.rgcn import RGCNConfig, message_edges, train_rgcn
 from transforms.structural_bank import graph_hash, structural_rows
 
@@ -40,6 +41,44 @@ def test_same_seed_same_embeddings_and_a_different_seed_differs() -> None:
     other = train_rgcn(heads, relations, tails, N, _text(), RGCNConfig(dim=16, epochs=80, seed=1))
     assert not np.array_equal(first.structural, other.structural)
     assert not torch.are_deterministic_algorithms_enabled(), "global torch flag restored"
+
+
+def _random_graph(n: int = 300, facts: int = 900, relations: int = 12):
+    rng = np.random.default_rng(0)
+    picks = (rng.integers(0, k, facts) for k in (n, relations, n))
+    return (*picks, n, _text(n, 32))
+
+
+def test_one_thread_is_deterministic_without_the_global_switch() -> None:
+    """One CPU thread leaves torch's deterministic switch alone and gets the same weights
+    as with it on; two threads switch it on for the run (index_add_ in parallel otherwise
+    sums in a varying order) and get the same weights twice."""
+    config = RGCNConfig(dim=16, epochs=15)
+    plain = train_rgcn(*_random_graph(), config)
+    torch.use_deterministic_algorithms(True)
+    try:
+        switched = train_rgcn(*_random_graph(), config)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    np.testing.assert_array_equal(plain.fused, switched.fused)
+    assert plain.losses == switched.losses
+    two = RGCNConfig(dim=16, epochs=15, threads=2)
+    first, second = (train_rgcn(*_random_graph(), two) for _ in range(2))
+    np.testing.assert_array_equal(first.fused, second.fused)
+    assert not torch.are_deterministic_algorithms_enabled(), "global torch flag restored"
+
+
+def test_training_loads_neither_dynamo_nor_inductor() -> None:
+    """torch.optim's Adam and torch's deterministic switch import torch._dynamo and
+    torch._inductor, about 1 s each process: the default training needs neither."""
+    code = (
+        "import numpy as np\n"
+        "from transforms.rgcn import RGCNConfig, train_rgcn\n"
+        "t = np.eye(4, dtype=np.float32)\n"
+        "facts = np.array([0, 1]), np.array([0, 0]), np.array([1, 2])\n"
+        "train_rgcn(*facts, 4, t, RGCNConfig(epochs=2))"
+    )
+    assert loaded_after(code, ("torch", "torch._dynamo", "torch._inductor")) == ["torch"]
 
 
 def test_loss_decreases() -> None:
