@@ -278,9 +278,7 @@ def extractable_segments(root: Path) -> int:
 
 def measure_memory(documents: int, seed: int, root: str, home: str, llm: bool) -> dict[str, Any]:
     """Run in a fresh process: generate and build `documents` documents into `root`, then
-    report the process's peak RSS and the snapshot's facts (see the module docstring). The
-    garbage collector is tuned as `kgmem build` tunes it."""
-    tune_gc()
+    report the process's peak RSS and the snapshot's facts (see the module docstring)."""
     workspace = Workspace.at(root)
     os.environ["DAGSTER_HOME"] = str(workspace.dagster_home)  # this build's own instance
     corpus = Path(root) / "corpus"
@@ -310,11 +308,13 @@ def marginal_mib_per_1k_facts(points: Sequence[MemoryPoint]) -> float | None:
 def memory_point(
     documents: int, seed: int, root: Path, home: Path, llm: bool, hooks: Hooks
 ) -> MemoryPoint:
-    """`measure_memory` in a spawned process of its own; its workspace is removed after."""
+    """`measure_memory` in a spawned process of its own, its garbage collector tuned before
+    anything is imported, as `kgmem build` tunes it; its workspace is removed after."""
     hooks.task(f"memory: {documents:,} documents, fresh process", None)
     shutil.rmtree(root, ignore_errors=True)
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        spawn = get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=tune_gc) as pool:
             point = pool.submit(measure_memory, documents, seed, str(root), str(home), llm)
             return MemoryPoint(**point.result())
     finally:
