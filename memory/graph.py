@@ -60,12 +60,20 @@ class MemoryGraph:
     fact_segments: sp.csr_matrix
     """n_facts x n_segments: 1 where the segment supports the fact."""
 
+    names: NodeNames | None = None
+    """The view's names the id lists come from, whose lookups the graph shares (a graph
+    per query coordinate, one lookup per view); None: the graph makes its own."""
+
     @functools.cached_property
     def entity_position(self) -> dict[str, int]:
+        if self.names is not None:
+            return self.names.entity_position
         return {e: i for i, e in enumerate(self.entity_ids)}
 
     @functools.cached_property
     def segment_position(self) -> dict[str, int]:
+        if self.names is not None:
+            return self.names.segment_position
         return {s: i for i, s in enumerate(self.segment_ids)}
 
     @functools.cached_property
@@ -176,4 +184,5 @@ def _select(
         entity_facts=entity_facts,
         mentions=index.mentions,
         fact_segments=fact_segments,
+        names=names,
     )
