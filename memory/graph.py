@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from memory.fact_columns import FactColumns, FactRows, SelectedRows
-from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
+from memory.snapshot_view import NodeNames, QueryContext, SnapshotView, positions_of
 from transforms.graph_index import DEFAULT_COORDINATES, GraphIndex
 from transforms.graph_links import fact_statement, linearize
 from transforms.graph_structures import entity_adjacency, entity_fact_incidence
@@ -68,13 +68,13 @@ class MemoryGraph:
     def entity_position(self) -> dict[str, int]:
         if self.names is not None:
             return self.names.entity_position
-        return {e: i for i, e in enumerate(self.entity_ids)}
+        return positions_of(self.entity_ids)
 
     @functools.cached_property
     def segment_position(self) -> dict[str, int]:
         if self.names is not None:
             return self.names.segment_position
-        return {s: i for i, s in enumerate(self.segment_ids)}
+        return positions_of(self.segment_ids)
 
     @functools.cached_property
     def entity_adjacency(self) -> sp.csr_matrix:
