@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph, graph_of
+from memory.linking import similar_entities, similar_entity_positions
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     build_structure,
@@ -289,3 +290,15 @@ def test_graphs_share_the_views_lookups(graph_memory):
     alone = replace(now, names=None)  # a graph made without a view's names
     assert alone.segment_position == now.segment_position
     assert alone.segment_position is not now.segment_position
+
+
+@pytest.mark.parametrize("text", [PRIYA, "Which city is the office in?", "unladen swallow"])
+def test_entity_seeds_are_the_entity_search(graph_memory, text):
+    """MemORAI's entity seeds (the product with the index's unit vectors) are the entities
+    and cosines of the LanceDB search of the entities table they replace."""
+    view = graph_memory._view
+    graph = graph_of(view, QueryContext(text, 5))
+    by_table = similar_entities(view, text, 3, min_similarity=-1.0)
+    by_product = similar_entity_positions(view, view.embed_query(text), 3, probes=32)
+    assert [graph.entity_ids[e] for e in by_product] == list(by_table)
+    np.testing.assert_allclose(list(by_product.values()), list(by_table.values()), atol=1e-4)
