@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from memory.fact_columns import FactColumns, FactRows, SelectedRows
-from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
+from memory.snapshot_view import NodeNames, QueryContext, SnapshotView, positions_of
 from transforms.graph_index import DEFAULT_COORDINATES, GraphIndex
 from transforms.graph_links import fact_statement, linearize
 from transforms.graph_structures import entity_adjacency, entity_fact_incidence
@@ -60,13 +60,21 @@ class MemoryGraph:
     fact_segments: sp.csr_matrix
     """n_facts x n_segments: 1 where the segment supports the fact."""
 
+    names: NodeNames | None = None
+    """The view's names the id lists come from, whose lookups the graph shares (a graph
+    per query coordinate, one lookup per view); None: the graph makes its own."""
+
     @functools.cached_property
     def entity_position(self) -> dict[str, int]:
-        return {e: i for i, e in enumerate(self.entity_ids)}
+        if self.names is not None:
+            return self.names.entity_position
+        return positions_of(self.entity_ids)
 
     @functools.cached_property
     def segment_position(self) -> dict[str, int]:
-        return {s: i for i, s in enumerate(self.segment_ids)}
+        if self.names is not None:
+            return self.names.segment_position
+        return positions_of(self.segment_ids)
 
     @functools.cached_property
     def entity_adjacency(self) -> sp.csr_matrix:
@@ -176,4 +184,5 @@ def _select(
         entity_facts=entity_facts,
         mentions=index.mentions,
         fact_segments=fact_segments,
+        names=names,
     )

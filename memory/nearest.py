@@ -57,12 +57,12 @@ def nearest_rows(
         similarity = matrix @ vector
         top = top_positions(similarity, count)
         return top, similarity[top]
-    selection = matrix.positions if isinstance(matrix, SelectedRows) and not matrix.whole else None
+    selection = matrix if isinstance(matrix, SelectedRows) and not matrix.whole else None
     while True:
         rows, scores = probe(lists, vector, probes)
         if selection is not None:
-            at = np.minimum(np.searchsorted(selection, rows), max(len(selection) - 1, 0))
-            kept = selection[at] == rows if len(selection) else np.zeros(len(rows), bool)
+            at = selection.within(rows)
+            kept = at >= 0
             rows, scores = at[kept], scores[kept]
         if len(rows) >= count or probes >= lists.n_lists:
             break

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from transforms.mapped_rows import read_spans
+from transforms.mapped_rows import span_products
 
 EXACT_BELOW = 50_000
 SAMPLE_PER_LIST = 64
@@ -118,19 +118,8 @@ def probe(lists: VectorLists, vector: np.ndarray, probes: int) -> tuple[np.ndarr
     positions = np.concatenate(
         [np.zeros(0, np.int64), *(lists.order[s:e] for s, e in zip(starts, ends, strict=True))]
     )
-    # the probed lists are read from the file, not through the mapping (`mapped_rows`)
-    rows = read_spans(lists.vectors, starts, ends)
-    at = np.r_[0, np.cumsum(ends - starts)].tolist()
-    scores = np.concatenate(
-        [
-            np.zeros(0, np.float32),
-            *(
-                np.asarray(rows[at[i] : at[i + 1]] @ vector, np.float32)
-                for i in range(len(near))
-                if at[i + 1] > at[i]
-            ),
-        ]
-    )
+    # multiplied through the mapping, each list's pages handed back after (`mapped_rows`)
+    scores = span_products(lists.vectors, starts, ends, vector)
     return positions, scores
 
 

@@ -4,8 +4,10 @@ subgraph from multi-aspect seeds plus one hop, ranked by Dynamic Weighted PageRa
 1. Seeds (§3.3.1, "multi-aspect parallel retrieval"): the top-k retrievable segments by
    cosine of their embedding (the paper searches topic-segment summaries; a snapshot has
    no summaries, so the segments' own vectors stand in), the top-k entities by cosine of
-   their description embedding, and the top-k facts (the paper's relation edges) by
-   cosine of their statement ("head relation tail", the paper's undefined `r.desc`).
+   their description embedding (`linking.similar_entity_positions`: the graph index's
+   unit vectors, over its IVF lists above 50k entities, option `vector_probes`), and the
+   top-k facts (the paper's relation edges) by cosine of their statement ("head relation
+   tail", the paper's undefined `r.desc`).
    k = 3 for each aspect, the paper's "top-k = 3". Pure top-k as in the paper: no
    similarity threshold and no name matching, so a query naming nothing in memory still
    gets a subgraph and a ranking.
@@ -40,7 +42,7 @@ import numpy as np
 from memory import dwpr
 from memory.flat_prior import FlatPrior, flat_prior, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import similar_entities, similar_facts
+from memory.linking import similar_entity_positions, similar_facts
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     QuerySubgraph,
@@ -49,6 +51,7 @@ from memory.memorai_subgraph import (
     query_subgraph,
     structure_of,
 )
+from memory.nearest import probes_of
 from memory.node_vectors import cosine, entity_vectors, fact_vectors, segment_vectors
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -96,11 +99,11 @@ class Seeds:
 def seeds_of(
     view: SnapshotView, query: QueryContext, graph: MemoryGraph, k: int, prior: FlatPrior
 ) -> Seeds:
-    entities = similar_entities(view, query.text, k, min_similarity=-1.0)
     weights = prior.distribution()
+    question = view.embed_query(query.text)
     return Seeds(
         segments={graph.segment_position[s]: round(weights[s], 6) for s in prior.top_segments()},
-        entities={graph.entity_position[e]: c for e, c in entities.items()},
+        entities=similar_entity_positions(view, question, k, probes_of(query.options)),
         facts=dict(similar_facts(view, query, k)),
     )
 

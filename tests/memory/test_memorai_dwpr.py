@@ -4,6 +4,8 @@ paths on hand-built graphs, and `memorai_dwpr` end to end on the sample snapshot
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import scipy.sparse as sp
 
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph, graph_of
+from memory.linking import similar_entities, similar_entity_positions
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     build_structure,
@@ -268,3 +271,34 @@ def test_node_vectors_are_the_stored_vectors(graph_memory):
     np.testing.assert_array_equal(
         entity_vectors(view, chosen), vectors[[row[graph.entity_ids[i]] for i in chosen]]
     )
+
+
+def test_graphs_share_the_views_lookups(graph_memory):
+    """The id -> position lookups MemORAI's seeds and paths read are made once per view:
+    the graphs of two coordinates and the view's `segment_index` share one segment lookup
+    (MemORAI's first query built it twice), with the positions of the index's order."""
+    view = graph_memory._view
+    now = graph_of(view, QueryContext(PRIYA, 5))
+    then = graph_of(view, QueryContext(PRIYA, 5, valid_at=datetime(2001, 1, 1, tzinfo=UTC)))
+    assert then is not now
+    assert now.segment_position is view.segment_index is then.segment_position
+    assert now.entity_position is then.entity_position
+    assert now.segment_position == {s: i for i, s in enumerate(now.segment_ids)}
+    assert now.entity_position == {e: i for i, e in enumerate(now.entity_ids)}
+    rows = view.segments.column("segment_id").to_pylist()
+    assert all(view.segment_index[s] == i for i, s in enumerate(rows))
+    alone = replace(now, names=None)  # a graph made without a view's names
+    assert alone.segment_position == now.segment_position
+    assert alone.segment_position is not now.segment_position
+
+
+@pytest.mark.parametrize("text", [PRIYA, "Which city is the office in?", "unladen swallow"])
+def test_entity_seeds_are_the_entity_search(graph_memory, text):
+    """MemORAI's entity seeds (the product with the index's unit vectors) are the entities
+    and cosines of the LanceDB search of the entities table they replace."""
+    view = graph_memory._view
+    graph = graph_of(view, QueryContext(text, 5))
+    by_table = similar_entities(view, text, 3, min_similarity=-1.0)
+    by_product = similar_entity_positions(view, view.embed_query(text), 3, probes=32)
+    assert [graph.entity_ids[e] for e in by_product] == list(by_table)
+    np.testing.assert_allclose(list(by_product.values()), list(by_table.values()), atol=1e-4)

@@ -84,6 +84,24 @@ def test_probing_every_list_of_a_selection_is_the_selections_product(
         assert len(few) == 5, "a probe too narrow for the selection widens"
 
 
+def test_a_partial_probe_of_a_selection_keeps_the_selected_rows_it_reads(
+    vectors, lists, questions
+) -> None:
+    """The selection's inverse lookup (`SelectedRows.within`) against a binary search of
+    its positions, on the rows a probe of a few lists reads."""
+    chosen = np.flatnonzero(np.random.default_rng(11).random(len(vectors)) < 0.4)
+    selected = SelectedRows(vectors, chosen)
+    for question in questions[:10]:
+        rows, scores = probe(lists, question, 4)
+        at = np.minimum(np.searchsorted(chosen, rows), len(chosen) - 1)
+        kept = chosen[at] == rows
+        assert selected.within(rows).tolist() == np.where(kept, at, -1).tolist()
+        found, found_scores = nearest_rows(selected, question, 7, lists, 4)
+        order = np.lexsort((at[kept], -scores[kept]))[:7]
+        assert found.tolist() == at[kept][order].tolist()
+        assert np.array_equal(found_scores, scores[kept][order])
+
+
 def test_a_default_probe_finds_nearly_all_the_nearest_rows(vectors, lists, questions) -> None:
     overlap = []
     for question in questions:

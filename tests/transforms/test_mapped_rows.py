@@ -1,7 +1,7 @@
 """`transforms.mapped_rows`: rows and spans of a memory-mapped matrix are the rows the
-mapping gives (any order, repeats, views and offsets); spans are read without mapping
-them, gathered pages are handed back past the budget; an IVF probe over a mapped index
-scores exactly as over the arrays in memory."""
+mapping gives (any order, repeats, views and offsets); spans are multiplied through the
+mapping and handed back at once, gathered pages are handed back past the budget; an IVF
+probe over a mapped index scores exactly as over the arrays in memory."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from memory.fact_columns import SelectedRows
 from transforms import mapped_rows
-from transforms.mapped_rows import read_rows, read_spans
+from transforms.mapped_rows import read_rows, span_products
 from transforms.vector_lists import VectorLists, build_vector_lists, probe, unit_rows
 
 
@@ -45,8 +45,12 @@ def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
     matrix, mapping = mapped
     view = np.asarray(mapping)[700:1200]  # plain array over the map, offset rows
     np.testing.assert_array_equal(read_rows(view, [0, 499, 3]), matrix[700:1200][[0, 499, 3]])
-    spans = read_spans(view, np.array([10, 0, 400]), np.array([20, 0, 500]))
-    np.testing.assert_array_equal(spans, np.concatenate([matrix[710:720], matrix[1100:1200]]))
+    vector = np.linspace(-1, 1, matrix.shape[1], dtype=np.float32)
+    products = span_products(view, np.array([10, 0, 400]), np.array([20, 0, 500]), vector)
+    assert products.dtype == np.float32
+    np.testing.assert_array_equal(
+        products, np.concatenate([matrix[710:720] @ vector, matrix[1100:1200] @ vector])
+    )
     for outside in ([500], [3, 500], [-501]):
         with pytest.raises(IndexError):
             read_rows(view, outside)
@@ -56,18 +60,23 @@ def test_arrays_in_memory_are_indexed_as_before(mapped) -> None:
     matrix, _ = mapped
     np.testing.assert_array_equal(read_rows(matrix, [4, 2]), matrix[[4, 2]])
     np.testing.assert_array_equal(read_rows(matrix[:, :3], [4, 2]), matrix[[4, 2], :3])
-    np.testing.assert_array_equal(
-        read_spans(matrix, np.array([1, 5]), np.array([3, 6])), matrix[[1, 2, 5]]
-    )
+    vector = np.ones(matrix.shape[1], np.float32)
+    products = span_products(matrix, np.array([1, 5]), np.array([3, 6]), vector)
+    np.testing.assert_array_equal(products, np.r_[matrix[1:3] @ vector, matrix[5:6] @ vector])
 
 
-def test_spans_are_read_without_mapping_them(mapped) -> None:
+def test_spans_are_multiplied_and_handed_back(mapped) -> None:
+    """The products are the rows' (bit for bit), and no page of the spans stays mapped,
+    spans whose edges are not page boundaries too; a gather through the mapping stays."""
     matrix, mapping = mapped
-    before = _resident_kib(mapping.filename)
-    read_spans(mapping, np.array([0, 2_000]), np.array([1_500, 3_000]))
-    assert _resident_kib(mapping.filename) == before
+    vector = np.random.default_rng(8).standard_normal(matrix.shape[1]).astype(np.float32)
+    starts, ends = np.array([0, 1_111, 2_000]), np.array([1_000, 1_500, 3_000])
+    products = span_products(mapping, starts, ends, vector)
+    expected = [matrix[s:e] @ vector for s, e in zip(starts, ends, strict=True)]
+    np.testing.assert_array_equal(products, np.concatenate(expected))
+    assert _resident_kib(mapping.filename) == 0
     np.asarray(mapping[np.arange(0, len(matrix), 7)])  # through the mapping: resident
-    assert _resident_kib(mapping.filename) > before
+    assert _resident_kib(mapping.filename) > 0
 
 
 def test_gathered_pages_are_handed_back_past_the_budget(mapped, monkeypatch) -> None:
@@ -110,7 +119,7 @@ def test_a_probe_of_a_mapped_index_scores_as_in_memory(tmp_path: Path) -> None:
             expected_positions, expected_scores = probe(lists, query, probes)
             np.testing.assert_array_equal(positions, expected_positions)
             np.testing.assert_array_equal(scores, expected_scores)
-            # each list multiplied through the mapping, as the probe did before
+            # each list multiplied through the mapping, as the probe does
             by_mapping = [
                 np.asarray(on_disk.vectors[s:e] @ query, np.float32)
                 for s, e in zip(on_disk.offsets[:-1], on_disk.offsets[1:], strict=True)
