@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from memory.csr import row_entries
+from memory.csr import add_rows
 from memory.graph import graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.top import top_positions
@@ -164,8 +164,7 @@ class PassageGraph:
             pushed.append(active)
             rho[active] = 0.0
             estimate[active] += (1.0 - damping) * levels * degree[active]
-            targets, values, counts = row_entries(transition, active)
-            np.add.at(rho, targets, values * np.repeat(damping * levels, counts))
+            targets = add_rows(transition, active, damping * levels, rho)
             above = targets[rho[targets] > threshold]
             pending = _distinct(np.concatenate([waiting, above]), scratch)
         nodes = _distinct(np.concatenate(pushed), scratch)

@@ -1,9 +1,9 @@
 """The passage walk as it was before its reset came as non-zero entries and its push read
 rows from the CSR arrays (`memory.passage_graph`, `memory.strategies.ppr` of stop 24),
 kept as the reference that `tests/memory/test_passage_walk.py` checks the walk against
-bit for bit: a reset vector over the whole graph, rows read by scipy's indexing, the
-unreached segments found by a scan of every segment (the walk itself, with those parts
-swapped back in)."""
+bit for bit: a reset vector over the whole graph, rows read by scipy's indexing and
+spread by numpy's `add.at` (before `memory.csr.add_rows`), the unreached segments found
+by a scan of every segment (the walk itself, with those parts swapped back in)."""
 
 from __future__ import annotations
 
@@ -38,11 +38,21 @@ def scipy_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, ...
     return taken.indices, taken.data, np.diff(taken.indptr)
 
 
+def numpy_add_rows(
+    matrix: sp.csr_matrix, rows: np.ndarray, scale: np.ndarray, into: np.ndarray
+) -> np.ndarray:
+    """`memory.csr.add_rows` as the push spread its rows before: rows read by scipy's
+    indexing, the scaled entries added by `np.add.at`."""
+    columns, values, counts = scipy_rows(matrix, rows)
+    np.add.at(into, columns, values * np.repeat(scale, counts))
+    return columns
+
+
 def push(
     graph: PassageGraph, seeds: np.ndarray, weights: np.ndarray, damping: float, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`PassageGraph.push` with its rows read by scipy's indexing."""
-    with mock.patch.object(passage_graph, "row_entries", scipy_rows):
+    """`PassageGraph.push` with its rows read by scipy's indexing and added by numpy."""
+    with mock.patch.object(passage_graph, "add_rows", numpy_add_rows):
         return graph.push(seeds, weights, damping, threshold)
 
 
@@ -50,8 +60,8 @@ def top_segments(
     graph: PassageGraph, reset: np.ndarray, damping: float, count: int, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """`PassageGraph.top_segments` of the whole reset vector (its seeds found by a scan of
-    it, as before), with its rows read by scipy and the unreached segments found by a
-    scan of every segment."""
+    it, as before), with its rows read by scipy and added by numpy and the unreached
+    segments found by a scan of every segment."""
 
     def scan(present: np.ndarray, wanted: int) -> np.ndarray:
         unreached = np.ones(graph.n_segments, bool)
@@ -60,7 +70,7 @@ def top_segments(
 
     seeds = np.flatnonzero(reset)
     with (
-        mock.patch.object(passage_graph, "row_entries", scipy_rows),
+        mock.patch.object(passage_graph, "add_rows", numpy_add_rows),
         mock.patch.object(passage_graph, "_first_absent", scan),
     ):
         return graph.top_segments(seeds, reset[seeds], damping, count, threshold)

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
 from memory import Memory
-from memory.csr import row_entries
+from memory.csr import add_rows, row_entries
 from memory.passage_graph import WALK_THRESHOLD, PassageGraph, passage_graph, transition_of
 from memory.snapshot_view import QueryContext
 from memory.strategies.ppr import reset_entries
@@ -217,6 +217,33 @@ def test_row_entries_are_scipys_rows() -> None:
         assert columns.tolist() == want.indices.tolist()
         assert values.tobytes() == want.data.tobytes()
         assert counts.tolist() == np.diff(want.indptr).tolist()
+
+
+@pytest.mark.parametrize("wide_index", [False, True])
+def test_add_rows_is_numpys_add_at_bit_for_bit(wide_index: bool) -> None:
+    """The push step in scipy's C loops adds what `np.add.at` of the scaled rows added, in
+    the same order (repeated rows, rows without entries, a vector already holding mass),
+    for int32 and int64 indexed matrices alike."""
+    transition = _random_graph().transition.copy()
+    if wide_index:
+        transition.indptr = transition.indptr.astype(np.int64)
+        transition.indices = transition.indices.astype(np.int64)
+    rng = np.random.default_rng(2)
+    empty = np.flatnonzero(np.diff(transition.indptr) == 0)[:2]
+    for rows in (
+        np.arange(0),
+        rng.permutation(transition.shape[0])[:80],
+        np.r_[np.array([3, 3, 0]), empty, rng.integers(0, transition.shape[0], 200)],
+    ):
+        scale = rng.random(len(rows)) * 1e-3
+        start = rng.random(transition.shape[0]) * 1e-4
+        got, want = start.copy(), start.copy()
+        columns = add_rows(transition, rows, scale, got)
+        want_columns = reference.numpy_add_rows(transition, rows, scale, want)
+        assert columns.tolist() == want_columns.tolist()
+        assert got.tobytes() == want.tobytes()
+        if len(rows):
+            assert not np.array_equal(got, start), "the rows were added"
 
 
 @pytest.mark.parametrize("link_share", [0.0, 0.3, 1.0])
