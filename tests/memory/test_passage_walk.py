@@ -271,3 +271,11 @@ def test_reset_entries_are_the_reference_vectors_entries(
         if len(seeds):
             _same_walk(graph, reset, 200, WALK_THRESHOLD)
             _same_walk(graph, reset, 200, 0.0)
+
+
+def test_the_walks_log_masses_are_the_per_value_logs() -> None:
+    """`hipporag_ppr` takes the log of its candidates' masses as one array: the same
+    values, to the bit, as the log of each mass on its own (as it took them before)."""
+    rng = np.random.default_rng(4)
+    mass = np.r_[np.exp(rng.normal(-12, 4, 500)), 0.0, 1.0, 1e-300]
+    assert np.log(mass + 1e-12).tolist() == [float(np.log(m + 1e-12)) for m in mass]
