@@ -62,7 +62,7 @@ NEXT_TURN_WEIGHT = 1.0
 """Weight of a turn – next-turn edge, against a specificity of at most 1 for node links."""
 ITERATIONS = 30
 TOLERANCE = 1e-9
-WALK_THRESHOLD = 1e-6
+WALK_THRESHOLD = 2e-6
 """Push threshold of the local walk (option `walk_threshold`), relative to the reset mass
 and per unit of weighted degree: a node's PageRank mass is then at most `damping` x
 `WALK_THRESHOLD` x its weighted degree below the exact walk's (`PassageGraph.push`); 0
@@ -73,7 +73,14 @@ the bench graphs (a node spreads a specificity of 1 / its segments over them), a
 30/30 queries at 100k facts and 17/20 at 1M (999 of 1000 segments in common, the others
 swap in the tail); at 1e-7, 20/20 at 1M; at 1e-5, 14/30 and 10/20. A walk at 1e-6 costs
 ~7 ms at 100k and ~12 ms at 1M (CPU time) against ~30 ms and ~500 ms for the 30 products
-of the exact walk; at 1e-7, ~25 ms and ~30 ms, so 1e-6 for its cost at 1M."""
+of the exact walk; at 1e-7, ~25 ms and ~30 ms, so 1e-6 for its cost at 1M.
+Stop 26, with the push in scipy's loops (`memory.csr.add_rows`): 2e-6, for the p50 bound
+of 1.5x dense at 1M facts; the push costs ~3.3 against ~5.6 ms at 1e-6 there (CPU time,
+loaded machine). Top 50 against the exact walk, 2e-6 (1e-6): identical for 24/30 (29/30)
+queries at 100k and 15/21 (17/21) at 1M, every top 10 identical, 1499/1500 and 1050/1050
+segments in common; the dev sets score alike (hipporag_ppr, MuSiQue R@2/R@5/MRR
+57.5/75.8/90.1 at both; LoCoMo turn R@3/R@5/R@10 55.7/67.2/78.3, session
+R@10 89.1 at both)."""
 ROUND_SPREAD = 0.01
 """A push round moves the residuals within this factor of the round's largest (per unit
 of degree); see `PassageGraph.push`."""
