@@ -30,7 +30,7 @@ def z_scores(scored: Scored) -> dict[str, float]:
     values = np.array([score for _, score in scored], dtype=np.float64)
     spread = float(values.std())
     normal = (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
-    return {item: float(z) for (item, _), z in zip(scored, normal, strict=True)}
+    return {item: z for (item, _), z in zip(scored, normal.tolist(), strict=True)}
 
 
 def normalise(signals: Mapping[str, Scored]) -> dict[str, tuple[dict[str, float], float]]:
