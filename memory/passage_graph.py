@@ -149,17 +149,15 @@ class PassageGraph:
 
         Cost: the edges of the pushed nodes (a few hundred thousand at 1M facts and the
         default threshold, against 30 products over five million edges), no step over
-        all nodes but the allocation of three work vectors (zero pages until written)."""
+        all nodes but the allocation of two work vectors (zero pages until written)."""
         if threshold <= 0:
             raise ValueError(f"the push threshold must be positive, got {threshold}")
         degree, transition = self.degree, self.transition
         seeds = np.asarray(seeds, np.int64)
         reset = np.asarray(weights, np.float64) / np.sum(weights)
         rho = np.zeros(len(degree))
-        estimate = np.zeros(len(degree))
         scratch = np.empty(len(degree), np.int64)  # for `_distinct`: written before read
         linked = degree[seeds] > 0
-        np.add.at(estimate, seeds[~linked], (1.0 - damping) * reset[~linked])
         np.add.at(rho, seeds[linked], reset[linked] / degree[seeds[linked]])
         pending = _distinct(seeds[linked], scratch)
         pending = pending[rho[pending] > threshold]
@@ -174,11 +172,16 @@ class PassageGraph:
             targets = add_rows(transition, active, damping * levels, rho)
             above = targets[rho[targets] > threshold]
             pending = _distinct(np.concatenate([waiting, above]), scratch)
-        # each push's (1 - d) r(u) added once at the end, in the order of the pushes
+        # x, over the nodes returned only: each push's (1 - d) r(u) added at the end, in
+        # the order of the pushes (seeds without edges keep (1 - d) of their reset)
+        unlinked = seeds[~linked]
         active, levels = np.concatenate(pushed), np.concatenate(pushed_levels)
-        np.add.at(estimate, active, (1.0 - damping) * levels * degree[active])
-        nodes = _distinct(np.concatenate([seeds[~linked], active]), scratch)
-        return nodes, estimate[nodes] + (1.0 - damping) * rho[nodes] * degree[nodes]
+        nodes = _distinct(np.concatenate([unlinked, active]), scratch)
+        scratch[nodes] = np.arange(len(nodes))
+        estimate = np.zeros(len(nodes))
+        np.add.at(estimate, scratch[unlinked], (1.0 - damping) * reset[~linked])
+        np.add.at(estimate, scratch[active], (1.0 - damping) * levels * degree[active])
+        return nodes, estimate + (1.0 - damping) * rho[nodes] * degree[nodes]
 
     def top_segments(
         self,
