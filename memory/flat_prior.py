@@ -58,7 +58,7 @@ class FlatPrior:
         scores = np.array([score for _, score in self.fused])
         weights = np.exp((scores - scores.max()) / temperature)
         weights /= weights.sum()
-        return {s: float(w) for (s, _), w in zip(self.fused, weights, strict=True)}
+        return {s: w for (s, _), w in zip(self.fused, weights.tolist(), strict=True)}
 
     def top_segments(self, count: int = SEED_SEGMENTS) -> list[str]:
         return [segment for segment, _ in self.fused[:count]]

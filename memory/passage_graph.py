@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from memory.csr import row_entries
+from memory.csr import add_rows
 from memory.graph import graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.top import top_positions
@@ -62,7 +62,7 @@ NEXT_TURN_WEIGHT = 1.0
 """Weight of a turn – next-turn edge, against a specificity of at most 1 for node links."""
 ITERATIONS = 30
 TOLERANCE = 1e-9
-WALK_THRESHOLD = 1e-6
+WALK_THRESHOLD = 2e-6
 """Push threshold of the local walk (option `walk_threshold`), relative to the reset mass
 and per unit of weighted degree: a node's PageRank mass is then at most `damping` x
 `WALK_THRESHOLD` x its weighted degree below the exact walk's (`PassageGraph.push`); 0
@@ -73,7 +73,14 @@ the bench graphs (a node spreads a specificity of 1 / its segments over them), a
 30/30 queries at 100k facts and 17/20 at 1M (999 of 1000 segments in common, the others
 swap in the tail); at 1e-7, 20/20 at 1M; at 1e-5, 14/30 and 10/20. A walk at 1e-6 costs
 ~7 ms at 100k and ~12 ms at 1M (CPU time) against ~30 ms and ~500 ms for the 30 products
-of the exact walk; at 1e-7, ~25 ms and ~30 ms, so 1e-6 for its cost at 1M."""
+of the exact walk; at 1e-7, ~25 ms and ~30 ms, so 1e-6 for its cost at 1M.
+Stop 26, with the push in scipy's loops (`memory.csr.add_rows`): 2e-6, for the p50 bound
+of 1.5x dense at 1M facts; the push costs ~3.3 against ~5.6 ms at 1e-6 there (CPU time,
+loaded machine). Top 50 against the exact walk, 2e-6 (1e-6): identical for 24/30 (29/30)
+queries at 100k and 15/21 (17/21) at 1M, every top 10 identical, 1499/1500 and 1050/1050
+segments in common; the dev sets score alike (hipporag_ppr, MuSiQue R@2/R@5/MRR
+57.5/75.8/90.1 at both; LoCoMo turn R@3/R@5/R@10 55.7/67.2/78.3, session
+R@10 89.1 at both)."""
 ROUND_SPREAD = 0.01
 """A push round moves the residuals within this factor of the round's largest (per unit
 of degree); see `PassageGraph.push`."""
@@ -142,34 +149,39 @@ class PassageGraph:
 
         Cost: the edges of the pushed nodes (a few hundred thousand at 1M facts and the
         default threshold, against 30 products over five million edges), no step over
-        all nodes but the allocation of three work vectors (zero pages until written)."""
+        all nodes but the allocation of two work vectors (zero pages until written)."""
         if threshold <= 0:
             raise ValueError(f"the push threshold must be positive, got {threshold}")
         degree, transition = self.degree, self.transition
         seeds = np.asarray(seeds, np.int64)
         reset = np.asarray(weights, np.float64) / np.sum(weights)
         rho = np.zeros(len(degree))
-        estimate = np.zeros(len(degree))
         scratch = np.empty(len(degree), np.int64)  # for `_distinct`: written before read
         linked = degree[seeds] > 0
-        np.add.at(estimate, seeds[~linked], (1.0 - damping) * reset[~linked])
         np.add.at(rho, seeds[linked], reset[linked] / degree[seeds[linked]])
         pending = _distinct(seeds[linked], scratch)
         pending = pending[rho[pending] > threshold]
-        pushed = [seeds[~linked]]
+        pushed, pushed_levels = [seeds[linked][:0]], [reset[:0]]
         while len(pending):
             levels = rho[pending]
             now = levels >= levels.max() * ROUND_SPREAD
             active, waiting, levels = pending[now], pending[~now], levels[now]
             pushed.append(active)
+            pushed_levels.append(levels)
             rho[active] = 0.0
-            estimate[active] += (1.0 - damping) * levels * degree[active]
-            targets, values, counts = row_entries(transition, active)
-            np.add.at(rho, targets, values * np.repeat(damping * levels, counts))
+            targets = add_rows(transition, active, damping * levels, rho)
             above = targets[rho[targets] > threshold]
             pending = _distinct(np.concatenate([waiting, above]), scratch)
-        nodes = _distinct(np.concatenate(pushed), scratch)
-        return nodes, estimate[nodes] + (1.0 - damping) * rho[nodes] * degree[nodes]
+        # x, over the nodes returned only: each push's (1 - d) r(u) added at the end, in
+        # the order of the pushes (seeds without edges keep (1 - d) of their reset)
+        unlinked = seeds[~linked]
+        active, levels = np.concatenate(pushed), np.concatenate(pushed_levels)
+        nodes = _distinct(np.concatenate([unlinked, active]), scratch)
+        scratch[nodes] = np.arange(len(nodes))
+        estimate = np.zeros(len(nodes))
+        np.add.at(estimate, scratch[unlinked], (1.0 - damping) * reset[~linked])
+        np.add.at(estimate, scratch[active], (1.0 - damping) * levels * degree[active])
+        return nodes, estimate + (1.0 - damping) * rho[nodes] * degree[nodes]
 
     def top_segments(
         self,
@@ -274,10 +286,18 @@ def _build(
 
 def transition_of(adjacency: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
     """The walk's transition T = A D^-1 of a symmetric weighted adjacency A (a column of a
-    node without edges stays 0) and the weighted degrees D (column sums)."""
+    node without edges stays 0) and the weighted degrees D (column sums).
+
+    T's index arrays are int64 (scipy picks int32 where they fit): the push's node
+    positions are then numpy's own index type, which its fancy indexing takes as they
+    are, where int32 positions are converted on every gather and scatter (~30-50% slower
+    at a push round's sizes; 4.5 against 4.3 ms a push at 1M facts, for 20 MB more)."""
     degree = np.asarray(adjacency.sum(axis=0)).ravel()
     inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-    return (adjacency @ sp.diags(inverse)).tocsr(), degree
+    transition = (adjacency @ sp.diags(inverse)).tocsr()
+    transition.indptr = transition.indptr.astype(np.int64)
+    transition.indices = transition.indices.astype(np.int64)
+    return transition, degree
 
 
 def _next_turns(following: np.ndarray) -> sp.csr_matrix:

@@ -129,7 +129,12 @@ def _children(
     graph: MemoryGraph, frontier: PathArrays, rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every simple one-fact extension of the frontier's `rows`: (parent row, fact, new
-    end) per extension, in the order of `rows`, then of each end's CSR row."""
+    end) per extension, in the order of `rows`, then of each end's CSR row.
+
+    The far end is read once per fact (the head, then the tail where the path leaves by
+    the head) and a path's entities are compared column by column: numpy's `any` over a
+    row of two or three entities, and reading both ends of every fact, cost ~2x as much
+    on GRAM's levels at 1M facts (the same extensions)."""
     incidence = graph.entity_facts
     ends = frontier.entities[rows, -1]
     first = incidence.indptr[ends]
@@ -137,10 +142,12 @@ def _children(
     parent = np.repeat(rows, degree)
     edges = ranges(first, degree)
     facts = incidence.indices[edges].astype(np.int64)
-    others = np.where(
-        incidence.data[edges] > 0, graph.fact_tail[facts], graph.fact_head[facts]
-    ).astype(np.int64)
-    valid = ~(frontier.entities[parent] == others[:, None]).any(axis=1)
+    forward = incidence.data[edges] > 0
+    others = np.asarray(graph.fact_head[facts], np.int64)
+    others[forward] = graph.fact_tail[facts[forward]]
+    valid = np.ones(len(parent), bool)
+    for column in frontier.entities.T:
+        valid &= column[parent] != others
     return parent[valid], facts[valid], others[valid]
 
 
@@ -297,11 +304,15 @@ def _join(front: PathArrays, back: PathArrays) -> PathArrays:
     pairs = high - low
     f = np.repeat(np.arange(len(front)), pairs)
     b = order[ranges(low, pairs)]
-    shared = (front.entities[f][:, :, None] == back.entities[b][:, None, :-1]).any(axis=(1, 2))
-    f, b = f[~shared], b[~shared]
+    ahead, behind = front.entities[f], back.entities[b]
+    shared = np.zeros(len(f), bool)
+    for mine in ahead.T:  # column by column, as in `_children`
+        for theirs in behind[:, :-1].T:
+            shared |= mine == theirs
+    kept = ~shared
     return PathArrays(
-        np.hstack([front.entities[f], back.entities[b][:, -2::-1]]),
-        np.hstack([front.facts[f], back.facts[b][:, ::-1]]),
+        np.hstack([ahead[kept], behind[kept][:, -2::-1]]),
+        np.hstack([front.facts[f[kept]], back.facts[b[kept]][:, ::-1]]),
     )
 
 

@@ -30,7 +30,7 @@ def z_scores(scored: Scored) -> dict[str, float]:
     values = np.array([score for _, score in scored], dtype=np.float64)
     spread = float(values.std())
     normal = (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
-    return {item: float(z) for (item, _), z in zip(scored, normal, strict=True)}
+    return {item: z for (item, _), z in zip(scored, normal.tolist(), strict=True)}
 
 
 def normalise(signals: Mapping[str, Scored]) -> dict[str, tuple[dict[str, float], float]]:
@@ -44,16 +44,21 @@ def combine(
     normal: Mapping[str, tuple[dict[str, float], float]],
     weights_of: Callable[[str], Mapping[str, float]],
 ) -> list[tuple[str, float]]:
-    """Items of the `normalise`d lists, best fused score first (ties: item id order)."""
+    """Items of the `normalise`d lists, best fused score first (ties: item id order).
+
+    Each item's score is 0 + w_1 z_1 + w_2 z_2 + ... in signal order, added up signal by
+    signal over all items at once (the same roundings as a sum per item), and the items,
+    listed in id order, are put in a stable order of falling score (ties keep id order):
+    a graph strategy fuses a few hundred candidates per query, and per item the sum cost
+    about twice as much."""
     items = sorted({item for z, _ in normal.values() for item in z})
-    fused = []
-    for item in items:
-        weights = weights_of(item)
-        score = sum(
-            weights.get(name, 0.0) * z.get(item, floor) for name, (z, floor) in normal.items()
-        )
-        fused.append((item, score))
-    return sorted(fused, key=lambda pair: (-pair[1], pair[0]))
+    weights = [weights_of(item) for item in items]
+    score = np.zeros(len(items))
+    for name, (z, floor) in normal.items():
+        weight = np.array([w.get(name, 0.0) for w in weights], np.float64)
+        score = score + weight * np.array([z.get(item, floor) for item in items], np.float64)
+    scores = score.tolist()
+    return [(items[i], scores[i]) for i in np.argsort(-score, kind="stable").tolist()]
 
 
 def fuse(

@@ -110,13 +110,12 @@ def _walk(
         return [], {"strategy": "hipporag_ppr", "seeds": {}}
     threshold = float(options.get("walk_threshold", WALK_THRESHOLD))
     reached, mass = graph.top_segments(seeds, weights, damping, CANDIDATES, threshold)
-    walked = [
-        (graph.segment_ids[i], float(np.log(m + 1e-12))) for i, m in zip(reached, mass, strict=True)
-    ]
+    logs = np.log(mass + 1e-12).tolist()
+    walked = [(graph.segment_ids[i], m) for i, m in zip(reached.tolist(), logs, strict=True)]
+    by_kind = {kind: {"walk": 1.0 - share, "flat": share} for kind, share in flat_share.items()}
 
     def weights_of(segment: str) -> dict[str, float]:
-        share = flat_share[CORPUS_KINDS.get(view.segment_kind(segment), "documents")]
-        return {"walk": 1.0 - share, "flat": share}
+        return by_kind[CORPUS_KINDS.get(view.segment_kind(segment), "documents")]
 
     blended = fuse({"walk": walked, "flat": prior.fused}, weights_of)
     entities = graph_of(view, query)

@@ -1,9 +1,10 @@
 """The passage walk as it was before its reset came as non-zero entries and its push read
 rows from the CSR arrays (`memory.passage_graph`, `memory.strategies.ppr` of stop 24),
 kept as the reference that `tests/memory/test_passage_walk.py` checks the walk against
-bit for bit: a reset vector over the whole graph, rows read by scipy's indexing, the
-unreached segments found by a scan of every segment (the walk itself, with those parts
-swapped back in)."""
+bit for bit: a reset vector over the whole graph, the push of stop 25 (rows read by
+scipy's indexing and spread by numpy's `add.at`, before `memory.csr.add_rows`; the
+estimate a vector over every node, added to at every round), the unreached segments
+found by a scan of every segment (the walk itself, with those parts swapped back in)."""
 
 from __future__ import annotations
 
@@ -38,20 +39,53 @@ def scipy_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, ...
     return taken.indices, taken.data, np.diff(taken.indptr)
 
 
+def numpy_add_rows(
+    matrix: sp.csr_matrix, rows: np.ndarray, scale: np.ndarray, into: np.ndarray
+) -> np.ndarray:
+    """`memory.csr.add_rows` as the push spread its rows before: rows read by scipy's
+    indexing, the scaled entries added by `np.add.at`."""
+    columns, values, counts = scipy_rows(matrix, rows)
+    np.add.at(into, columns, values * np.repeat(scale, counts))
+    return columns
+
+
 def push(
     graph: PassageGraph, seeds: np.ndarray, weights: np.ndarray, damping: float, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`PassageGraph.push` with its rows read by scipy's indexing."""
-    with mock.patch.object(passage_graph, "row_entries", scipy_rows):
-        return graph.push(seeds, weights, damping, threshold)
+    """`PassageGraph.push` as it was at stop 25: rows read by scipy's indexing and added
+    by numpy, the estimate a vector over every node, added to at every round."""
+    degree, transition = graph.degree, graph.transition
+    seeds = np.asarray(seeds, np.int64)
+    reset = np.asarray(weights, np.float64) / np.sum(weights)
+    rho = np.zeros(len(degree))
+    estimate = np.zeros(len(degree))
+    scratch = np.empty(len(degree), np.int64)
+    linked = degree[seeds] > 0
+    np.add.at(estimate, seeds[~linked], (1.0 - damping) * reset[~linked])
+    np.add.at(rho, seeds[linked], reset[linked] / degree[seeds[linked]])
+    pending = passage_graph._distinct(seeds[linked], scratch)
+    pending = pending[rho[pending] > threshold]
+    pushed = [seeds[~linked]]
+    while len(pending):
+        levels = rho[pending]
+        now = levels >= levels.max() * passage_graph.ROUND_SPREAD
+        active, waiting, levels = pending[now], pending[~now], levels[now]
+        pushed.append(active)
+        rho[active] = 0.0
+        estimate[active] += (1.0 - damping) * levels * degree[active]
+        targets = numpy_add_rows(transition, active, damping * levels, rho)
+        above = targets[rho[targets] > threshold]
+        pending = passage_graph._distinct(np.concatenate([waiting, above]), scratch)
+    nodes = passage_graph._distinct(np.concatenate(pushed), scratch)
+    return nodes, estimate[nodes] + (1.0 - damping) * rho[nodes] * degree[nodes]
 
 
 def top_segments(
     graph: PassageGraph, reset: np.ndarray, damping: float, count: int, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """`PassageGraph.top_segments` of the whole reset vector (its seeds found by a scan of
-    it, as before), with its rows read by scipy and the unreached segments found by a
-    scan of every segment."""
+    it, as before), with its rows read by scipy and added by numpy and the unreached
+    segments found by a scan of every segment."""
 
     def scan(present: np.ndarray, wanted: int) -> np.ndarray:
         unreached = np.ones(graph.n_segments, bool)
@@ -60,7 +94,7 @@ def top_segments(
 
     seeds = np.flatnonzero(reset)
     with (
-        mock.patch.object(passage_graph, "row_entries", scipy_rows),
+        mock.patch.object(PassageGraph, "push", push),
         mock.patch.object(passage_graph, "_first_absent", scan),
     ):
         return graph.top_segments(seeds, reset[seeds], damping, count, threshold)

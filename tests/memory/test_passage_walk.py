@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
 from memory import Memory
-from memory.csr import row_entries
+from memory.csr import add_rows, row_entries
 from memory.passage_graph import WALK_THRESHOLD, PassageGraph, passage_graph, transition_of
 from memory.snapshot_view import QueryContext
 from memory.strategies.ppr import reset_entries
@@ -219,6 +219,33 @@ def test_row_entries_are_scipys_rows() -> None:
         assert counts.tolist() == np.diff(want.indptr).tolist()
 
 
+@pytest.mark.parametrize("wide_index", [False, True])
+def test_add_rows_is_numpys_add_at_bit_for_bit(wide_index: bool) -> None:
+    """The push step in scipy's C loops adds what `np.add.at` of the scaled rows added, in
+    the same order (repeated rows, rows without entries, a vector already holding mass),
+    for int32 and int64 indexed matrices alike."""
+    transition = _random_graph().transition.copy()
+    if wide_index:
+        transition.indptr = transition.indptr.astype(np.int64)
+        transition.indices = transition.indices.astype(np.int64)
+    rng = np.random.default_rng(2)
+    empty = np.flatnonzero(np.diff(transition.indptr) == 0)[:2]
+    for rows in (
+        np.arange(0),
+        rng.permutation(transition.shape[0])[:80],
+        np.r_[np.array([3, 3, 0]), empty, rng.integers(0, transition.shape[0], 200)],
+    ):
+        scale = rng.random(len(rows)) * 1e-3
+        start = rng.random(transition.shape[0]) * 1e-4
+        got, want = start.copy(), start.copy()
+        columns = add_rows(transition, rows, scale, got)
+        want_columns = reference.numpy_add_rows(transition, rows, scale, want)
+        assert columns.tolist() == want_columns.tolist()
+        assert got.tobytes() == want.tobytes()
+        if len(rows):
+            assert not np.array_equal(got, start), "the rows were added"
+
+
 @pytest.mark.parametrize("link_share", [0.0, 0.3, 1.0])
 def test_reset_entries_are_the_reference_vectors_entries(
     graph_memory: Memory, link_share: float
@@ -244,3 +271,11 @@ def test_reset_entries_are_the_reference_vectors_entries(
         if len(seeds):
             _same_walk(graph, reset, 200, WALK_THRESHOLD)
             _same_walk(graph, reset, 200, 0.0)
+
+
+def test_the_walks_log_masses_are_the_per_value_logs() -> None:
+    """`hipporag_ppr` takes the log of its candidates' masses as one array: the same
+    values, to the bit, as the log of each mass on its own (as it took them before)."""
+    rng = np.random.default_rng(4)
+    mass = np.r_[np.exp(rng.normal(-12, 4, 500)), 0.0, 1.0, 1e-300]
+    assert np.log(mass + 1e-12).tolist() == [float(np.log(m + 1e-12)) for m in mass]
