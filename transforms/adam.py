@@ -13,6 +13,7 @@ each `kgmem build` and each worker of the test suite, for a model that trains in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -24,10 +25,9 @@ class Adam:
     """Adam (Kingma & Ba) over parameter groups: each a mapping with "params" and an
     optional "lr" (default `lr`), betas `BETAS` and eps `EPS` as torch's defaults."""
 
-    def __init__(self, groups: Sequence[Mapping[str, object]], lr: float) -> None:
-        self.groups = [
-            (list(group["params"]), float(group.get("lr", lr)))  # type: ignore[arg-type]
-            for group in groups
+    def __init__(self, groups: Sequence[Mapping[str, Any]], lr: float) -> None:
+        self.groups: list[tuple[list[torch.Tensor], float]] = [
+            (list(group["params"]), float(group.get("lr", lr))) for group in groups
         ]
         self.state: dict[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
