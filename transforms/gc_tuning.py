@@ -6,7 +6,8 @@ Beam, torch, spaCy and LanceDB are imported, and CPython 3.11's default threshol
 full collection, which traverses every one of those objects, every 100 of those. Measured
 on a build of two documents (`python -m kgmem build --no-llm`, one process): 2,049
 collections took 2.2 s of the process's 19 s of CPU, 1.8 s of it in full collections; in
-the test suite's worker processes, 11.5 s of 153 s.
+a pytest process running three of the memory test files, 11.5 s of 153 s (3.6 s with
+these thresholds).
 
 `THRESHOLDS` collects the youngest generation every 50,000 allocations instead: 28
 collections and none of them full on that build, 0.6 to 1.1 s of collecting, and the same
