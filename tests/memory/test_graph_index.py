@@ -6,6 +6,7 @@ the same from the mapped index and from one computed in the query process."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,9 +137,22 @@ def test_mapped_and_computed_indexes_answer_alike(graph_memory, view, old_index_
             mapped = graph_memory.query(text, strategy=strategy, k=5, valid_at=at)
             for other in (computed, old):
                 again = other.query(text, strategy=strategy, k=5, valid_at=at)
-                assert [dataclasses.astuple(h) for h in mapped] == [
-                    dataclasses.astuple(h) for h in again
-                ], strategy
+                ours, theirs = ([dataclasses.astuple(h) for h in r] for r in (mapped, again))
+                assert _alike(ours, theirs), (strategy, ours, theirs)
+
+
+def _alike(a: object, b: object) -> bool:
+    """Equal, with floats compared to 1e-6 relative (float32 rounding), anywhere in nested
+    tuples, lists and dicts: a mapped index and one computed in the process hold the same
+    float32 vectors at different addresses, and their products were once seen to differ
+    in the last bits (kgermar_fusion, one clean-clone run of the suite in several)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_alike(a[key], b[key]) for key in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_alike, a, b))
+    return a == b
 
 
 def test_a_small_index_has_no_vector_lists_and_links_by_the_whole_product(view) -> None:
