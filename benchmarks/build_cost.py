@@ -56,6 +56,7 @@ from benchmarks.corpus_generator import (
     generate_collection,
     questions,
 )
+from benchmarks.encoded_texts import EncodedTexts, encoded_texts
 from benchmarks.process_memory import own_peak_rss_mib
 from benchmarks.retrieval_latency import (
     Hooks,
@@ -72,6 +73,7 @@ BENCH_DIR = "bench_build"
 COLLECTION = "bench"
 RERUN_SHARE = 0.01
 DEFAULT_BARE_SEGMENTS = 2000
+SEGMENT_ENCODER = "sentence encoder"
 
 
 @dataclass
@@ -87,12 +89,68 @@ class BuildRun:
 
 
 @dataclass
+class EncoderTiming:
+    """One encoder alone on a sample of the distinct texts it encoded in the full build."""
+
+    label: str
+    model: str
+    texts: int
+    unmatched: int
+    sampled: int
+    per_s: float
+
+    @property
+    def seconds(self) -> float:
+        return (self.texts + self.unmatched) / self.per_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "seconds": round(self.seconds, 2)}
+
+
+@dataclass(frozen=True)
+class FullBuildTexts:
+    """What the full build ran its models on: its extractable segments and, per encoder,
+    the distinct texts it encoded (read before the re-runs add theirs)."""
+
+    segments: int
+    encoded: list[EncodedTexts]
+
+
+@dataclass
 class BareModels:
-    """Segments per second of each model alone, and of all of them in sequence."""
+    """Segments per second of each model alone, and of all of them in sequence; and the
+    bare models' seconds over the texts the build ran them on: the segment models on its
+    segments, each encoder on the distinct texts it encoded."""
 
     segments: int
     per_model: dict[str, float]
     combined_per_s: float
+    build_segments: int
+    encoders: list[EncoderTiming]
+
+    @property
+    def segment_model_seconds(self) -> float:
+        """The models that run once per segment (NER, parse, classifier) on every segment."""
+        return sum(
+            self.build_segments / rate
+            for name, rate in self.per_model.items()
+            if name != SEGMENT_ENCODER
+        )
+
+    @property
+    def seconds(self) -> float:
+        return self.segment_model_seconds + sum(e.seconds for e in self.encoders)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "segments": self.segments,
+            "per_model": self.per_model,
+            "combined_per_s": self.combined_per_s,
+            "build_segments": self.build_segments,
+            "encoders": [e.as_dict() for e in self.encoders],
+            "segment_model_seconds": round(self.segment_model_seconds, 2),
+            "seconds_over_build_texts": round(self.seconds, 2),
+        }
 
 
 @dataclass
@@ -137,6 +195,7 @@ class BuildBenchResult:
     def ratios(self) -> dict[str, float]:
         return {
             "build_over_bare_models": round(self.throughput_per_s / self.bare.combined_per_s, 4),
+            "full_build_over_bare_seconds": round(self.full.seconds / self.bare.seconds, 4),
             "rerun_unchanged_over_full": round(self.rerun_unchanged.seconds / self.full.seconds, 4),
             "rerun_1pct_new_over_full": round(self.rerun_new.seconds / self.full.seconds, 4),
         }
@@ -150,7 +209,7 @@ class BuildBenchResult:
             "segments": self.segments,
             "counts": self.counts,
             "throughput_segments_per_s": round(self.throughput_per_s, 3),
-            "bare_models": asdict(self.bare),
+            "bare_models": self.bare.as_dict(),
             "ratios": self.ratios(),
             "rerun_llm_calls": self.rerun_unchanged.llm_calls,
             "rerun_1pct_llm_calls": self.rerun_new.llm_calls,
@@ -233,14 +292,14 @@ def built_segments(root: Path, limit: int | None = None) -> list[dict[str, Any]]
     warehouse = Warehouse(str(root))
     doc_ids = [d["doc_id"] for d in documents(warehouse, COLLECTION)]
     rows = segments_with_mentions(warehouse, COLLECTION, doc_ids).to_pylist()
-    if limit and len(rows) > limit:
-        step = len(rows) / limit
-        rows = [rows[int(i * step)] for i in range(limit)]
-    return rows
+    return uniform_sample(rows, limit)
 
 
-def bare_models(root: Path, settings: Any, limit: int | None, hooks: Hooks) -> BareModels:
-    """Each model alone on (a sample of) the build's segments, in this process."""
+def bare_models(
+    root: Path, settings: Any, limit: int | None, full_build: FullBuildTexts, hooks: Hooks
+) -> BareModels:
+    """Each model alone on (a sample of) the build's segments, and each encoder alone on
+    (a sample of) the distinct texts it encoded in the full build, in this process."""
     from benchmarks.extraction import bare_classify, bare_encode, bare_parse
     from pipelines.entity_mentions import bare_throughput
 
@@ -252,7 +311,7 @@ def bare_models(root: Path, settings: Any, limit: int | None, hooks: Hooks) -> B
     timings = {
         f"ner ({settings.ner_backend})": lambda: bare_throughput(settings.ner_stage(), texts),
         "spacy parse": lambda: bare_parse(texts, settings.batch_size, settings.spacy_model),
-        "sentence encoder": lambda: bare_encode(texts, settings.encoder_model, settings.batch_size),
+        SEGMENT_ENCODER: lambda: bare_encode(texts, settings.encoder_model, settings.batch_size),
     }
     classifier = settings.relation_classifier_config(str(root))
     if classifier is not None:
@@ -262,7 +321,30 @@ def bare_models(root: Path, settings: Any, limit: int | None, hooks: Hooks) -> B
         hooks.task(f"bare models: {name} on {len(rows):,} segments", None)
         per_model[name] = round(timing(), 3)
     combined = 1.0 / sum(1.0 / rate for rate in per_model.values())
-    return BareModels(len(rows), per_model, round(combined, 3))
+    encoders = []
+    for group in full_build.encoded:
+        sample = uniform_sample(group.texts, limit)
+        hooks.task(f"bare models: {group.label} on {len(sample):,} of its texts", None)
+        rate = bare_encode(sample, group.model, settings.batch_size) if sample else float("inf")
+        encoders.append(
+            EncoderTiming(
+                group.label,
+                group.model,
+                len(group.texts),
+                group.unmatched,
+                len(sample),
+                round(rate, 3),
+            )
+        )
+    return BareModels(len(rows), per_model, round(combined, 3), full_build.segments, encoders)
+
+
+def uniform_sample(items: list[str], limit: int | None) -> list[str]:
+    """At most `limit` of `items`, evenly spaced (all if None or fewer)."""
+    if not limit or len(items) <= limit:
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
 
 
 def extractable_segments(root: Path) -> int:
@@ -365,12 +447,14 @@ def run(
     generate_collection(corpus, documents, seed)
     full = timed_build("full build", corpus, root, settings, hooks)
     segments, counts = extractable_segments(root), snapshot_counts(root)
+    hooks.task("reading the texts the full build encoded", None)
+    encoded = FullBuildTexts(segments, encoded_texts(root, COLLECTION, settings))
     unchanged = timed_build("re-run, no change", corpus, root, settings, hooks)
     extra = max(1, round(documents * RERUN_SHARE))
     generator = CorpusGenerator(seed)
     generator.write(corpus, range(documents, documents + extra))
     new = timed_build(f"re-run, {extra:,} new documents", corpus, root, settings, hooks)
-    bare = bare_models(root, settings, bare_segments, hooks)
+    bare = bare_models(root, settings, bare_segments, encoded, hooks)
 
     memory = [
         memory_point(n, seed, bench / f"memory-{n}", home, llm, hooks)

@@ -53,6 +53,14 @@ from transforms.progress import progress_encoder, start_progress
 STAGE = "graph_embeddings"
 DESCRIPTION_FACTS = 8
 """Current, stable fact statements in an entity's description."""
+TEXT_COLUMNS = {
+    "segments": "search_text",
+    "entities": "description",
+    "names": "name",
+    "facts": "statement",
+    "contexts": "contexts",
+}
+"""The column of each embedded LanceDB table whose text its vectors encode."""
 
 
 def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
@@ -136,7 +144,7 @@ def _text_tables(
             pa.Table.from_pylist(segments, schema=LANCE_SEGMENTS),
             "segment_id",
             segment_vectors,
-            "search_text",
+            TEXT_COLUMNS["segments"],
             fts_column="search_text",
         ),
         TextTable(
@@ -144,21 +152,21 @@ def _text_tables(
             pa.Table.from_pylist(entities, schema=LANCE_ENTITIES),
             "entity_id",
             {VECTOR: embed},
-            "description",
+            TEXT_COLUMNS["entities"],
         ),
         TextTable(
             "names",
             pa.Table.from_pylist(entities, schema=LANCE_ENTITY_NAMES),
             "entity_id",
             {VECTOR: embed},
-            "name",
+            TEXT_COLUMNS["names"],
         ),
         TextTable(
             "facts",
             pa.Table.from_pylist(facts, schema=LANCE_FACTS),
             "fact_id",
             {VECTOR: embed},
-            "statement",
+            TEXT_COLUMNS["facts"],
             fts_column="statement",
         ),
         TextTable(
@@ -167,12 +175,17 @@ def _text_tables(
             "entity_id",
             {
                 VECTOR: cached_embed(
-                    span_pooled, cache, f"{settings.encoder_model}#span-pooled", "passage"
+                    span_pooled, cache, span_pooled_key(settings.encoder_model), "passage"
                 )
             },
-            "contexts",
+            TEXT_COLUMNS["contexts"],
         ),
     ]
+
+
+def span_pooled_key(encoder_model: str) -> str:
+    """The embedding cache's encoder id of `encoder_model`'s span-pooled entity contexts."""
+    return f"{encoder_model}#span-pooled"
 
 
 def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int, progress: Path) -> Embed:

@@ -128,6 +128,13 @@ def entity_id_vectors(db: lancedb.DBConnection, name: str) -> tuple[list[str], n
     return ids, flat.reshape(len(ids), -1).copy()
 
 
+def text_column(db: lancedb.DBConnection, name: str, column: str) -> list[str]:
+    """Every value of the text `column` of table `name` (empty if there is no such table)."""
+    if name not in _table_names(db):
+        return []
+    return db.open_table(name).to_arrow().column(column).to_pylist()
+
+
 def replace_table(db: lancedb.DBConnection, name: str, desired: pa.Table, key: str) -> SyncResult:
     """Make table `name` (no vectors) hold exactly `desired`, in a new table version only
     when its rows differ (compared in `key` order), so that a re-run with the same rows

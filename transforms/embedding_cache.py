@@ -81,6 +81,18 @@ class EmbeddingCache:
         finally:
             con.close()
 
+    def text_hashes(self, encoder: str, role: str) -> set[str]:
+        """The text hashes cached for (encoder, role): one per distinct text it encoded."""
+        con = connect_waiting(self.path, read_only=False)
+        try:
+            rows = con.execute(
+                "SELECT text_hash FROM embedding_cache WHERE encoder = ? AND role = ?",
+                [encoder, role],
+            ).fetchall()
+        finally:
+            con.close()
+        return {h for (h,) in rows}
+
     def count(self, encoder: str | None = None) -> int:
         """Cached vectors (of `encoder`, or of all)."""
         con = connect_waiting(self.path, read_only=False)

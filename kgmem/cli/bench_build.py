@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
             hooks=hooks,
         )
     json_out.write_text(json.dumps(result.as_dict(), indent=2))
-    for table in (throughput_table(result), rerun_table(result), stage_table(result),
-                  memory_table(result), latency_table(result.latency)):  # fmt: skip
+    for table in (throughput_table(result), encoded_texts_table(result), rerun_table(result),
+                  stage_table(result), memory_table(result),
+                  latency_table(result.latency)):  # fmt: skip
         out.print(table)
     out.print(f"results written to {json_out}")
     return 0
@@ -130,6 +131,32 @@ def throughput_table(result: BuildBenchResult) -> Table:
     table.add_row("bare: all models in sequence", f"{bare.segments:,}", "",
                   f"{bare.combined_per_s:,.1f}",
                   f"{result.ratios()['build_over_bare_models']:.3f}")  # fmt: skip
+    return table
+
+
+def encoded_texts_table(result: BuildBenchResult) -> Table:
+    """The full build's time against the bare models' over the texts it ran them on: the
+    segment models on every segment, each encoder on the distinct texts it encoded."""
+    from benchmarks.build_cost import SEGMENT_ENCODER
+
+    bare = result.bare
+    ratio = result.ratios()["full_build_over_bare_seconds"]
+    table = _table(
+        "full build against the bare models over the texts it encoded",
+        ("", "texts", "sampled", "texts/s", "bare seconds"),
+        caption=f"full build {result.full.seconds:,.1f} s = {ratio:.2f} x the bare models' "
+        f"{bare.seconds:,.1f} s (rates measured on the samples, loading not timed)",
+    )
+    for name, rate in bare.per_model.items():
+        if name != SEGMENT_ENCODER:
+            table.add_row(f"{name}: segments", f"{bare.build_segments:,}",
+                          f"{bare.segments:,}", f"{rate:,.1f}",
+                          f"{bare.build_segments / rate:,.1f}")  # fmt: skip
+    for e in bare.encoders:
+        unmatched = f" (+{e.unmatched:,} unrecovered)" if e.unmatched else ""
+        table.add_row(f"{e.label}: {e.model}", f"{e.texts:,}{unmatched}", f"{e.sampled:,}",
+                      f"{e.per_s:,.1f}", f"{e.seconds:,.1f}")  # fmt: skip
+    table.add_row("all bare models", "", "", "", f"{bare.seconds:,.1f}")
     return table
 
 

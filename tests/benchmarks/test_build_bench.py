@@ -12,9 +12,13 @@ import pytest
 from benchmarks import corpus_generator as gen
 from benchmarks.build_cost import (
     COLLECTION,
+    SEGMENT_ENCODER,
+    BareModels,
+    EncoderTiming,
     MemoryPoint,
     marginal_mib_per_1k_facts,
     parse_sizes,
+    uniform_sample,
 )
 from benchmarks.process_memory import own_peak_rss_mib
 from kgmem.cli import main
@@ -99,6 +103,19 @@ def test_questions_name_generated_entities() -> None:
     assert len(asked) == 10 and all(any(n in q for n in names) for q in asked)
 
 
+def test_bare_seconds_add_segment_models_and_encoders() -> None:
+    encoders = [
+        EncoderTiming("main encoder", "m", texts=300, unmatched=0, sampled=100, per_s=100.0),
+        EncoderTiming("fusion encoder", "f", texts=90, unmatched=10, sampled=90, per_s=50.0),
+    ]
+    rates = {"ner (spacy)": 200.0, "spacy parse": 100.0, SEGMENT_ENCODER: 80.0}
+    bare = BareModels(50, rates, 40.0, build_segments=400, encoders=encoders)
+    assert bare.segment_model_seconds == 2.0 + 4.0  # the segment encoder is an encoder row
+    assert bare.seconds == 6.0 + 3.0 + 2.0
+    assert uniform_sample(list("abcdef"), 3) == ["a", "c", "e"]
+    assert uniform_sample(list("ab"), 3) == ["a", "b"] == uniform_sample(list("ab"), None)
+
+
 def test_size_parsing_and_marginal_growth() -> None:
     assert parse_sizes("1_000,5000") == [1000, 5000]
     with pytest.raises(ValueError):
@@ -128,9 +145,16 @@ def test_bench_build_reports_every_figure(bench_run: tuple[dict, Path]) -> None:
     bare = result["bare_models"]
     assert {"ner (spacy)", "spacy parse", "sentence encoder"} <= set(bare["per_model"])
     assert 0 < bare["combined_per_s"] < min(bare["per_model"].values())
+    encoders = {e["label"]: e for e in bare["encoders"]}
+    assert set(encoders) == {"main encoder", "span-pooled windows", "fusion encoder"}
+    for encoder in encoders.values():  # every text the cache holds was recovered
+        assert encoder["unmatched"] == 0 and encoder["texts"] > 0 and encoder["per_s"] > 0
+    assert encoders["main encoder"]["texts"] > result["segments"] == bare["build_segments"]
+    assert bare["seconds_over_build_texts"] > bare["segment_model_seconds"] > 0
     ratios = result["ratios"]
     assert set(ratios) == {
         "build_over_bare_models",
+        "full_build_over_bare_seconds",
         "rerun_unchanged_over_full",
         "rerun_1pct_new_over_full",
     }
