@@ -22,7 +22,11 @@ too (a seed relation edge brings its endpoints), so their neighbours are include
 edge set is the subgraph induced by the node set.
 
 The structural matrices are built once per (view, fact coordinates) and cached; a query
-slices CSR rows of its seeds and the induced block, never scanning all nodes in Python.
+reads the CSR rows of its seeds and of its nodes straight from the arrays
+(`memory.csr.row_entries`) and keeps the entries whose column is a node (`induced`),
+never scanning all nodes: scipy's `adjacency[nodes][:, nodes]` gave the same matrix but
+allocated a lookup over all 2.3M nodes at 1M facts and validated each request
+(~4 ms of a query; ~0.6 ms this way).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from memory.csr import row_entries
 from memory.graph import MemoryGraph, graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.graph_index import DEFAULT_COORDINATES
@@ -127,7 +132,7 @@ def global_nodes(
 def query_subgraph(structure: Structure, seeds: np.ndarray) -> QuerySubgraph:
     """G_q: the seeds (global indices) and their one-hop neighbours, with induced edges."""
     seeds = np.unique(np.asarray(seeds, dtype=np.int64))
-    reached = structure.expansion[seeds].indices if len(seeds) else np.zeros(0, np.int64)
+    reached = row_entries(structure.expansion, seeds)[0]
     nodes = np.unique(np.concatenate([seeds, reached]))  # sorted: entities, segments, facts
     kinds = structure.kinds(nodes)
     start = structure.offsets
@@ -135,8 +140,21 @@ def query_subgraph(structure: Structure, seeds: np.ndarray) -> QuerySubgraph:
         entities=nodes[kinds == ENTITY] - start[ENTITY],
         segments=nodes[kinds == SEGMENT] - start[SEGMENT],
         facts=nodes[kinds == FACT] - start[FACT],
-        adjacency=structure.adjacency[nodes][:, nodes].tocsr(),
+        adjacency=induced(structure.adjacency, nodes),
     )
+
+
+def induced(matrix: sp.csr_matrix, nodes: np.ndarray) -> sp.csr_matrix:
+    """`matrix[nodes][:, nodes]` for ascending distinct `nodes`, entries of each row in
+    stored order: the rows' entries whose column is one of `nodes`, renumbered by its
+    place in `nodes`."""
+    columns, values, counts = row_entries(matrix, nodes)
+    place = np.minimum(np.searchsorted(nodes, columns), max(len(nodes) - 1, 0))
+    inside = nodes[place] == columns if len(nodes) else np.zeros(0, bool)
+    rows = np.repeat(np.arange(len(nodes)), counts)
+    indptr = np.zeros(len(nodes) + 1, np.int64)
+    np.cumsum(np.bincount(rows[inside], minlength=len(nodes)), out=indptr[1:])
+    return sp.csr_matrix((values[inside], place[inside], indptr), shape=(len(nodes), len(nodes)))
 
 
 def edge_weights(subgraph: QuerySubgraph, node_similarity: np.ndarray) -> sp.csr_matrix:
