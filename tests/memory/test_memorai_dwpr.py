@@ -130,10 +130,14 @@ def test_iteration_is_the_scipy_form_bit_for_bit(n):
 
 
 def test_induced_block_is_scipys():
-    """`induced` gives scipy's `matrix[nodes][:, nodes]`: indptr, indices and data."""
+    """`induced` gives scipy's `matrix[nodes][:, nodes]` (indptr, indices and data),
+    reading every row or, on a symmetric matrix with no entry among its first 200 rows,
+    mirroring the rows of the nodes among them."""
     rng = np.random.default_rng(3)
     matrix = binary_pattern(sp.random(500, 500, density=0.02, format="csr", random_state=rng))
     matrix = binary_pattern(matrix + matrix.T)
+    lower = sp.random(300, 200, density=0.05, format="csr", random_state=rng)
+    bipartite = binary_pattern(sp.bmat([[None, lower.T], [lower, matrix[:300, :300]]]).tocsr())
     for nodes in (
         np.zeros(0, np.int64),
         np.array([4]),
@@ -141,10 +145,14 @@ def test_induced_block_is_scipys():
         np.unique(rng.integers(0, 500, 60)),
         np.unique(rng.integers(0, 500, 300)),
     ):
-        block, expected = induced(matrix, nodes), matrix[nodes][:, nodes].tocsr()
-        assert block.shape == expected.shape
-        for part in ("indptr", "indices", "data"):
-            np.testing.assert_array_equal(getattr(block, part), getattr(expected, part))
+        for whole, block in (
+            (matrix, induced(matrix, nodes)),
+            (bipartite, induced(bipartite, nodes, int(np.sum(nodes < 200)))),
+        ):
+            expected = whole[nodes][:, nodes].tocsr()
+            assert block.shape == expected.shape
+            for part in ("indptr", "indices", "data"):
+                np.testing.assert_array_equal(getattr(block, part), getattr(expected, part))
 
 
 # --- subgraph, Eq. 1 weights and paths on a hand-built memory graph ------------------------
