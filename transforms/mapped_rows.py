@@ -67,6 +67,7 @@ before's; a 1 GiB budget put REAL at 2.8 GB, the issue's ceiling (2.7 GB)."""
 _TOUCHED = "_mapped_rows_touched"
 _FILE = "_mapped_rows_file"
 _PAGE = 4096
+_PREADV = hasattr(os, "preadv")
 _BUFFERS = threading.local()
 """Each thread's reused buffer of `span_products` (its `array` attribute)."""
 _LOCK = threading.Lock()
@@ -159,11 +160,15 @@ def read_rows_from_file(matrix: np.ndarray, rows: np.ndarray | list[int]) -> np.
     into = read.reshape(-1).view(np.uint8)
     row_bytes = matrix.strides[0]
     breaks = np.flatnonzero(np.diff(unique) != 1) + 1
-    run_starts = np.concatenate([[0], breaks]).tolist()
-    run_ends = np.concatenate([breaks, [len(unique)]]).tolist()
-    for low, high in zip(run_starts, run_ends, strict=True):
-        offset = first + int(unique[low]) * row_bytes
-        _read_into(root, offset, into[low * row_bytes : high * row_bytes])
+    lows = np.concatenate([[0], breaks]) * row_bytes
+    highs = np.concatenate([breaks, [len(unique)]]) * row_bytes
+    offsets = first + unique[np.concatenate([[0], breaks])] * row_bytes
+    view = memoryview(into)
+    descriptor = _descriptor(root)
+    for low, high, offset in zip(lows.tolist(), highs.tolist(), offsets.tolist(), strict=True):
+        # one call per run; `_read_into` finishes a short read or reports the file short
+        if not _PREADV or os.preadv(descriptor, [view[low:high]], offset) != high - low:
+            _read_into(root, offset, into[low:high])
     ordered = len(unique) == len(rows) and bool(np.all(unique == rows))
     return read if ordered else read[inverse.reshape(-1)]
 
@@ -185,7 +190,7 @@ def _read_into(root: np.memmap, offset: int, into: np.ndarray) -> None:
     view = memoryview(into).cast("B")
     done = 0
     while done < len(view):
-        if hasattr(os, "preadv"):
+        if _PREADV:
             count = os.preadv(descriptor, [view[done:]], offset + done)
         else:  # platforms without preadv: a copy through bytes
             data = os.pread(descriptor, len(view) - done, offset + done)
