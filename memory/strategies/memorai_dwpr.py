@@ -165,14 +165,14 @@ def memorai_dwpr(view: SnapshotView, query: QueryContext) -> Ranking:
     own = np.argsort(-segment_scores, kind="stable")[: query.k]
     ranked = [(graph.segment_ids[int(subgraph.segments[i])], float(segment_scores[i])) for i in own]
     final = with_graph_bonus(prior, ranked)[: query.k]
-    local = {graph.segment_ids[int(subgraph.segments[i])]: i for i in range(n_s)}
+    in_subgraph = set(subgraph.segments.tolist())
     fact_score = dict(zip(subgraph.facts.tolist(), fact_scores.tolist(), strict=True))
     prefixes = anchors_of(graph, set(seeds.entities), set(seeds.facts))
     paths: dict[str, list[str]] = {}
     for segment_id, _ in final:
-        if segment_id not in local:
+        segment = graph.segment_position.get(segment_id)
+        if segment is None or segment not in in_subgraph:
             continue
-        segment = graph.segment_position[segment_id]
         found = segment_paths(
             graph, segment, prefixes, set(seeds.facts), fact_score, PATHS_PER_SEGMENT
         )
