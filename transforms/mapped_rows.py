@@ -39,8 +39,10 @@ strategies peaked above 2.9 GB in 20 queries.
 
 The values are the file's bytes either way, so results are identical. A graph index's
 files are never rewritten once published (`stores.graph_index`: a complete index is kept),
-so the file read by name holds the mapped bytes. A matrix that is no row-contiguous view
-of a file mapping (an array computed in memory) is indexed as usual.
+so the file opened by name holds the mapped bytes; `_file` still checks its size and its
+first and last pages against the mapping, and reads through the mapping where the file is
+gone or differs. A matrix that is no row-contiguous view of a file mapping (an array
+computed in memory) is indexed as usual.
 """
 
 from __future__ import annotations
@@ -121,23 +123,25 @@ def span_products(
     """`matrix[starts[i]:ends[i]] @ vector` (float32) for every i, concatenated: when
     `matrix` views a mapping, each span is read from the file into this thread's reused
     buffer and multiplied there, so a probe maps nothing and spends nothing of
-    `RESIDENT_BUDGET`. Spans are within bounds."""
+    `RESIDENT_BUDGET` (where the file cannot be read, `_file`, each span is multiplied
+    through the mapping and its pages handed back right after). Spans are within bounds."""
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
     located = _mapped(matrix)
+    descriptor = _file(located[0]) if located is not None else None
     products = [np.zeros(0, np.float32)]
-    if located is None:
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-            if end > start:
-                products.append(np.asarray(matrix[start:end] @ vector, np.float32))
-        return np.concatenate(products)
-    root, first = located
     row_bytes = matrix.strides[0]
-    longest = int(np.max(ends - starts, initial=0))
-    buffer = _buffer(longest * row_bytes)
+    buffer = _buffer(int(np.max(ends - starts, initial=0)) * row_bytes) if descriptor else None
     for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        if end > start:
+        if end <= start:
+            continue
+        if located is None:
+            products.append(np.asarray(matrix[start:end] @ vector, np.float32))
+        elif buffer is None:
+            products.append(np.asarray(matrix[start:end] @ vector, np.float32))
+            _hand_back(*located, start * row_bytes, end * row_bytes)
+        else:
             into = buffer[: (end - start) * row_bytes]
-            _read_into(root, first + start * row_bytes, into)
+            _read_into(located[0], located[1] + start * row_bytes, into)
             rows = into.view(matrix.dtype).reshape(end - start, *matrix.shape[1:])
             products.append(np.asarray(rows @ vector, np.float32))
     return np.concatenate(products)
@@ -146,11 +150,15 @@ def span_products(
 def read_rows_from_file(matrix: np.ndarray, rows: np.ndarray | list[int]) -> np.ndarray:
     """`matrix[rows]` as a new array, like `read_rows`, but copied out of the file when
     `matrix` views a mapping: one positioned read per run of consecutive rows asked for,
-    no page of the mapping touched, nothing counted against `RESIDENT_BUDGET`."""
+    no page of the mapping touched, nothing counted against `RESIDENT_BUDGET` (`read_rows`
+    where the file cannot be read, `_file`)."""
     rows = np.asarray(rows, np.int64).reshape(-1)
     located = _mapped(matrix) if len(rows) else None
     if located is None:
         return np.asarray(matrix[rows])
+    descriptor = _file(located[0])
+    if descriptor is None:
+        return read_rows(matrix, rows)
     if rows.min() < -len(matrix) or rows.max() >= len(matrix):
         raise IndexError(f"rows outside the {len(matrix)} rows of the matrix")
     root, first = located
@@ -164,7 +172,6 @@ def read_rows_from_file(matrix: np.ndarray, rows: np.ndarray | list[int]) -> np.
     highs = np.concatenate([breaks, [len(unique)]]) * row_bytes
     offsets = first + unique[np.concatenate([[0], breaks])] * row_bytes
     view = memoryview(into)
-    descriptor = _descriptor(root)
     for low, high, offset in zip(lows.tolist(), highs.tolist(), offsets.tolist(), strict=True):
         # one call per run; `_read_into` finishes a short read or reports the file short
         if not _PREADV or os.preadv(descriptor, [view[low:high]], offset) != high - low:
@@ -185,8 +192,8 @@ def _buffer(size: int) -> np.ndarray:
 
 
 def _read_into(root: np.memmap, offset: int, into: np.ndarray) -> None:
-    """Fill the bytes `into` from byte `offset` of `root`'s file."""
-    descriptor = _descriptor(root)
+    """Fill the bytes `into` from byte `offset` of `root`'s file (`_file` has opened it)."""
+    descriptor = root.__dict__[_FILE]
     view = memoryview(into).cast("B")
     done = 0
     while done < len(view):
@@ -201,17 +208,54 @@ def _read_into(root: np.memmap, offset: int, into: np.ndarray) -> None:
         done += count
 
 
-def _descriptor(root: np.memmap) -> int:
-    """A read-only descriptor of `root`'s file, opened once per mapping and closed with it."""
+def _file(root: np.memmap) -> int | None:
+    """A read-only descriptor of `root`'s file, opened once per mapping and closed with
+    it; None (and the mapping is read instead) where the file is gone or is not the one
+    mapped (another size, or other bytes in its first or last page). A graph index's files
+    are never rewritten once published, so this only guards a file removed or replaced
+    under a long-lived reader."""
     descriptor = root.__dict__.get(_FILE)
     if descriptor is None:
         with _LOCK:
             descriptor = root.__dict__.get(_FILE)
             if descriptor is None:
-                descriptor = os.open(root.filename, os.O_RDONLY)
-                weakref.finalize(root, os.close, descriptor)
+                descriptor = _open_same(root)
                 root.__dict__[_FILE] = descriptor
+    return descriptor if descriptor >= 0 else None
+
+
+def _open_same(root: np.memmap) -> int:
+    """`_file`'s descriptor, or -1."""
+    mapping = root._mmap  # type: ignore[attr-defined]
+    try:
+        descriptor = os.open(root.filename, os.O_RDONLY)
+    except OSError:
+        return -1
+    weakref.finalize(root, os.close, descriptor)
+    size = os.fstat(descriptor).st_size
+    # np.memmap maps the file from its offset rounded down to the allocation granularity
+    mapped_from = int(root.offset) - int(root.offset) % mmap.ALLOCATIONGRANULARITY
+    if size != mapped_from + len(mapping):
+        return -1
+    # two pages compared through the mapping: their windows stay mapped (128 KB a file)
+    for start in (0, max(len(mapping) - _PAGE, 0)):
+        end = min(start + _PAGE, len(mapping))
+        if os.pread(descriptor, end - start, mapped_from + start) != mapping[start:end]:
+            return -1
     return descriptor
+
+
+def _hand_back(root: np.memmap, first: int, begin: int, end: int) -> None:
+    """Hand back the pages of bytes [begin, end) of the matrix whose first row is at file
+    byte `first` of `root`'s mapping, widened by a fault-around `WINDOW` each side (the
+    kernel mapped the neighbours' pages with the span's edges) to whole windows: pages of
+    rows outside the span are mapped again when next touched."""
+    mapped_from = int(root.offset) - int(root.offset) % mmap.ALLOCATIONGRANULARITY
+    low = max(first + begin - mapped_from - WINDOW, 0)
+    high = first + end - mapped_from + WINDOW
+    low -= low % WINDOW
+    high = min(high + (-high) % WINDOW, len(root._mmap))  # type: ignore[attr-defined]
+    root._mmap.madvise(mmap.MADV_DONTNEED, low, high - low)  # type: ignore[attr-defined]
 
 
 def _count(root: np.memmap, windows: np.ndarray) -> None:

@@ -6,6 +6,7 @@ arrays in memory and as each list multiplied through the mapping."""
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,9 @@ def test_spans_and_rows_from_the_file_leave_nothing_mapped(mapped, monkeypatch) 
     matrix, mapping = mapped
     vector = np.random.default_rng(8).standard_normal(matrix.shape[1]).astype(np.float32)
     starts, ends = np.array([0, 1_111, 2_000]), np.array([1_000, 1_500, 3_000])
+    # the file is opened (and two of its pages compared through the mapping) once
+    assert mapped_rows._file(mapped_rows._root(mapping)) is not None
+    mapping._mmap.madvise(mmap.MADV_DONTNEED)
     products = span_products(mapping, starts, ends, vector)
     expected = [matrix[s:e] @ vector for s, e in zip(starts, ends, strict=True)]
     np.testing.assert_array_equal(products, np.concatenate(expected))
@@ -123,6 +127,24 @@ def test_selected_rows_of_a_mapping_read_the_same_rows(mapped) -> None:
     np.testing.assert_array_equal(selected.take(np.array([9, 0])), matrix[positions[[9, 0]]])
     rows = np.array([9, 0, 9, 998, 10, 11])
     np.testing.assert_array_equal(selected.from_file(rows), matrix[positions[rows]])
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_a_file_gone_or_replaced_is_read_through_the_mapping(tmp_path: Path, change) -> None:
+    """Rows and spans are the mapped bytes even when the file under the mapping was
+    removed or replaced (by other rows of the same size) before the first read."""
+    matrix = np.random.default_rng(6).standard_normal((2_000, 24)).astype(np.float32)
+    np.save(tmp_path / "m.npy", matrix)
+    mapping = np.load(tmp_path / "m.npy", mmap_mode="r")
+    (tmp_path / "m.npy").unlink()
+    if change == "replaced":
+        np.save(tmp_path / "m.npy", matrix[::-1].copy())
+    rows = np.array([5, 1_999, 5, 0])
+    np.testing.assert_array_equal(read_rows_from_file(mapping, rows), matrix[rows])
+    vector = np.ones(24, np.float32)
+    products = span_products(mapping, np.array([0, 1_500]), np.array([10, 2_000]), vector)
+    np.testing.assert_array_equal(products, np.r_[matrix[:10] @ vector, matrix[1_500:] @ vector])
+    assert mapped_rows._file(mapped_rows._root(mapping)) is None
 
 
 def test_spans_longer_than_the_buffer_grow_it(mapped) -> None:
