@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entities, similar_entity_positions
-from memory.memorai_paths import anchors_of, segment_paths
+from memory.memorai_paths import anchors_of, paths_through, segment_paths
 from memory.memorai_subgraph import (
     build_structure,
     edge_weights,
@@ -241,33 +241,10 @@ def test_paths_chain_a_seed_fact_to_the_segment_it_reaches():
     assert segment_paths(graph, 1, direct, {0}, scores, limit=1) == [(1,)]
 
 
-def _segment_paths_before(graph, segment, anchors, seed_facts, fact_score, limit):
-    """`segment_paths` as written before it left out the facts that end no path."""
-    supported = {f for f in graph.facts_of_segment(segment) if f in fact_score}
-    row = graph.mentions
-    mentioned = set(row.indices[row.indptr[segment] : row.indptr[segment + 1]].tolist())
-    theirs = graph.entity_facts[sorted(mentioned)].indices if mentioned else []
-    touching = set(supported) | {f for f in set(np.asarray(theirs).tolist()) if f in fact_score}
-    paths: set[tuple[int, ...]] = set()
-    for fact in touching:
-        ends = (int(graph.fact_head[fact]), int(graph.fact_tail[fact]))
-        if fact in seed_facts and (fact in supported or mentioned.intersection(ends)):
-            paths.add((fact,))
-        for anchor, other in (ends, ends[::-1]):
-            if fact in supported or other in mentioned:
-                for prefix in anchors.get(anchor, []):
-                    paths.add(prefix if fact in prefix else (*prefix, fact))
-
-    def rank(path):
-        mean = sum(fact_score[f] for f in path) / len(path)
-        return (path[-1] not in supported, -mean, len(path), path)
-
-    return sorted(paths, key=rank)[:limit]
-
-
 def test_paths_are_those_of_the_loop_over_every_fact(graph_memory):
     """On the sample snapshot's graph, random seeds and subgraph scores: every segment's
-    paths are those the loop over all the facts of its entities found."""
+    paths are those found visiting every fact of the entities it mentions (as before
+    `segment_paths` left out those that end no path)."""
     graph = graph_of(graph_memory._view, QueryContext(PRIYA, 5))
     rng = np.random.default_rng(11)
     n_facts, n_entities = len(graph.facts), len(graph.entity_ids)
@@ -281,7 +258,10 @@ def test_paths_are_those_of_the_loop_over_every_fact(graph_memory):
         fact_score = dict(zip(scored.tolist(), rng.random(len(scored)).tolist(), strict=True))
         for segment in range(len(graph.segment_ids)):
             found = segment_paths(graph, segment, anchors, seed_facts, fact_score, 3)
-            before = _segment_paths_before(graph, segment, anchors, seed_facts, fact_score, 3)
+            row = graph.mentions
+            mentioned = sorted(set(row.indices[row.indptr[segment] : row.indptr[segment + 1]]))
+            every = graph.entity_facts[mentioned].indices if mentioned else []
+            before = paths_through(graph, segment, every, anchors, seed_facts, fact_score, 3)
             assert found == before
             checked += bool(found)
     assert checked > 20  # paths were found, not only empty lists compared
