@@ -14,6 +14,12 @@ Where the paper is silent:
 - a node whose out-weights are all 0 (dangling) hands its mass back along the seed
   vector, so no mass leaks and the scores sum to 1 at every step;
 - convergence: L1 change below `tolerance`, at most `max_iterations` steps.
+
+The loop runs scipy's own C product (`_sparsetools.csr_matvec`, what `incoming @ rank`
+calls) into a zeroed buffer, with the dangling rows as positions and the constant
+(1 - d) · seed computed once: the same operations in the same order, bit for bit, without
+scipy's per-call checks and new arrays (a query's subgraph at 1M facts is often a few
+hundred nodes, where those made most of the ~25 µs of a step, 100 steps a query).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import _sparsetools
 
 DAMPING = 0.85
 TOLERANCE = 1e-8
@@ -74,11 +81,18 @@ def dynamic_weighted_pagerank(
         return PageRankResult(np.zeros(0), 0, True)
     transition, dangling = row_normalised(weights)
     incoming = transition.T.tocsr()
+    sinks = np.flatnonzero(dangling)
     p = seed_distribution(seed)
+    restart = (1.0 - damping) * p
     rank = p.copy()
+    spread = np.empty(n)
     for step in range(1, max_iterations + 1):
-        spread = incoming @ rank + rank[dangling].sum() * p
-        updated = (1.0 - damping) * p + damping * spread
+        spread.fill(0.0)
+        _sparsetools.csr_matvec(
+            n, n, incoming.indptr, incoming.indices, incoming.data, rank, spread
+        )
+        spread += rank[sinks].sum() * p
+        updated = restart + damping * spread
         change = float(np.abs(updated - rank).sum())
         rank = updated
         if change < tolerance:

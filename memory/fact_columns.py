@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from transforms.mapped_rows import read_rows
+from transforms.mapped_rows import read_rows, read_rows_from_file
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Field = Callable[[int], Any]
@@ -271,6 +271,12 @@ class SelectedRows:
             return read_rows(self._matrix, [int(rows)])[0]
         return read_rows(self._matrix, rows)
 
+    def from_file(self, rows: np.ndarray) -> np.ndarray:
+        """Selected rows `rows` (positions within the selection), copied out of the file of
+        a mapped matrix without touching the mapping (`mapped_rows.read_rows_from_file`):
+        for rows a reader seldom reads again."""
+        return read_rows_from_file(self._matrix, self._positions[np.asarray(rows, np.int64)])
+
     def take(self, rows: np.ndarray) -> np.ndarray:
         """Selected rows `rows` (positions within the selection), copied."""
         return self[np.asarray(rows)]
@@ -307,6 +313,12 @@ class StackedRows:
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         products = [np.asarray(b @ vector, np.float32) for b in self._blocks if len(b)]
         return np.concatenate(products) if products else np.zeros(0, np.float32)
+
+    def from_file(self, rows: np.ndarray) -> np.ndarray:
+        """Selected rows `rows` (positions within the selection), copied out of the file of
+        a mapped matrix without touching the mapping (`mapped_rows.read_rows_from_file`):
+        for rows a reader seldom reads again."""
+        return read_rows_from_file(self._matrix, self._positions[np.asarray(rows, np.int64)])
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """Rows `rows` (any order, repeats allowed) as one array, gathered block by block."""

@@ -152,17 +152,20 @@ def _retrievable(view: SnapshotView, search: LanceQueryBuilder) -> LanceQueryBui
     return search.where(where, prefilter=True) if where else search
 
 
-def similar_facts(view: SnapshotView, query: QueryContext, k: int) -> list[tuple[int, float]]:
+def similar_facts(
+    view: SnapshotView, query: QueryContext, k: int, vector: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """Top-k of the query's facts by cosine of their statement to the query text, as
     (index into `graph_of(view, query).facts`, cosine), best first: over every fact, or
     over the nearest lists of the index's IVF index where it has one (`memory.nearest`,
-    option `vector_probes`)."""
+    option `vector_probes`). `vector`: the query's vector when already encoded (a search
+    run `beside` must not fill the view's cache of it)."""
     graph = graph_of(view, query)
     if not graph.facts:
         return []
     top, similarity = nearest_rows(
         graph.fact_vectors,
-        view.embed_query(query.text),
+        view.embed_query(query.text) if vector is None else vector,
         k,
         view.graph_index.fact_lists,
         probes_of(query.options),

@@ -22,16 +22,22 @@ too (a seed relation edge brings its endpoints), so their neighbours are include
 edge set is the subgraph induced by the node set.
 
 The structural matrices are built once per (view, fact coordinates) and cached; a query
-slices CSR rows of its seeds and the induced block, never scanning all nodes in Python.
+reads the CSR rows of its seeds and of its nodes straight from the arrays
+(`memory.csr.row_entries`) and keeps the entries whose column is a node (`induced`),
+never scanning all nodes: scipy's `adjacency[nodes][:, nodes]` gives the same matrix but
+filled a lookup over all 2.3M nodes at 1M facts and validated each request (1.8 ms for a
+small subgraph; 0.3 ms this way).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from memory.csr import row_entries
 from memory.graph import MemoryGraph, graph_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.graph_index import DEFAULT_COORDINATES
@@ -127,7 +133,7 @@ def global_nodes(
 def query_subgraph(structure: Structure, seeds: np.ndarray) -> QuerySubgraph:
     """G_q: the seeds (global indices) and their one-hop neighbours, with induced edges."""
     seeds = np.unique(np.asarray(seeds, dtype=np.int64))
-    reached = structure.expansion[seeds].indices if len(seeds) else np.zeros(0, np.int64)
+    reached = row_entries(structure.expansion, seeds)[0]
     nodes = np.unique(np.concatenate([seeds, reached]))  # sorted: entities, segments, facts
     kinds = structure.kinds(nodes)
     start = structure.offsets
@@ -135,8 +141,55 @@ def query_subgraph(structure: Structure, seeds: np.ndarray) -> QuerySubgraph:
         entities=nodes[kinds == ENTITY] - start[ENTITY],
         segments=nodes[kinds == SEGMENT] - start[SEGMENT],
         facts=nodes[kinds == FACT] - start[FACT],
-        adjacency=structure.adjacency[nodes][:, nodes].tocsr(),
+        # no entity–entity edge in the adjacency: entity rows mirrored, not read
+        adjacency=induced(structure.adjacency, nodes, int(np.sum(kinds == ENTITY))),
     )
+
+
+def induced(matrix: sp.csr_matrix, nodes: np.ndarray, mirrored: int = 0) -> sp.csr_matrix:
+    """`matrix[nodes][:, nodes]` for ascending distinct `nodes`, entries of each row in
+    stored (ascending) order.
+
+    The rows of `nodes[mirrored:]` are read, their entries whose column is one of `nodes`
+    kept and renumbered by its place in `nodes` (looked up in this thread's lookup over
+    all columns, zero outside a call: no pass over all columns, where scipy fills a new
+    one per call). The rows of the first `mirrored` nodes are not read but mirrored from
+    those entries, which is exact when `matrix` is symmetric and has no entry among those
+    nodes: MemORAI's adjacency has no entity–entity edge, and an entity's row is where
+    the size is (a hub's rows held ~215k entries in a 2,700-node subgraph at 1M facts,
+    its segments' and facts' rows a few each)."""
+    read = nodes[mirrored:]
+    columns, values, counts = row_entries(matrix, read)
+    place = _lookup(matrix.shape[1])
+    place[nodes] = np.arange(1, len(nodes) + 1, dtype=place.dtype)
+    local = place[columns].astype(np.int64) - 1
+    place[nodes] = 0
+    inside = local >= 0
+    rows = np.repeat(np.arange(mirrored, len(nodes)), counts)[inside]
+    local, values = local[inside], values[inside]
+    if mirrored:
+        back = local < mirrored
+        rows, local = np.concatenate([rows, local[back]]), np.concatenate([local, rows[back]])
+        values = np.concatenate([values, values[back]])
+        order = np.lexsort((local, rows))
+        rows, local, values = rows[order], local[order], values[order]
+    indptr = np.zeros(len(nodes) + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(nodes)), out=indptr[1:])
+    return sp.csr_matrix((values, local, indptr), shape=(len(nodes), len(nodes)))
+
+
+_LOOKUPS = threading.local()
+
+
+def _lookup(size: int) -> np.ndarray:
+    """This thread's zeroed int32 array of `size` entries (4 bytes a node: 9 MB at 1M
+    facts), kept between calls."""
+    held = getattr(_LOOKUPS, "arrays", None)
+    if held is None:
+        held = _LOOKUPS.arrays = {}
+    if size not in held:
+        held[size] = np.zeros(size, np.int32)
+    return held[size]
 
 
 def edge_weights(subgraph: QuerySubgraph, node_similarity: np.ndarray) -> sp.csr_matrix:

@@ -42,6 +42,7 @@ import numpy as np
 from memory.flat_prior import flat_prior, kept_per_query, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import named_entities, positions, similar_entities
+from memory.node_vectors import fact_vectors
 from memory.relational_paths import (
     RelationalPath,
     Search,
@@ -136,7 +137,7 @@ def _fact_similarity(
     similarity = np.zeros(len(graph.facts))
     facts = np.unique(np.concatenate([np.zeros(0, np.int64), *(s.facts() for s in searches)]))
     if len(facts):
-        similarity[facts] = graph.fact_vectors[facts] @ view.embed_query(query.text)
+        similarity[facts] = fact_vectors(graph, facts) @ view.embed_query(query.text)
     return similarity
 
 

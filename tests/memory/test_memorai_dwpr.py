@@ -14,11 +14,12 @@ import scipy.sparse as sp
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entities, similar_entity_positions
-from memory.memorai_paths import anchors_of, segment_paths
+from memory.memorai_paths import anchors_of, paths_through, segment_paths
 from memory.memorai_subgraph import (
     build_structure,
     edge_weights,
     global_nodes,
+    induced,
     query_subgraph,
 )
 from memory.node_vectors import entity_vectors, segment_vectors
@@ -88,6 +89,70 @@ def test_zero_seed_is_uniform_and_bad_inputs_are_refused():
 def test_iteration_cap_is_reported():
     result = dynamic_weighted_pagerank(_star(0.9, 0.1), np.array([1.0, 0, 0]), max_iterations=2)
     assert result.iterations == 2 and not result.converged
+
+
+def _scipy_form(
+    weights: sp.csr_matrix, seed: np.ndarray, damping: float, tolerance: float, cap: int
+) -> tuple[np.ndarray, int]:
+    """The iteration as written before its loop called scipy's C product directly."""
+    clamped = sp.csr_matrix(weights, dtype=np.float64, copy=True)
+    clamped.data = np.maximum(clamped.data, 0.0)
+    clamped.eliminate_zeros()
+    out = np.asarray(clamped.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+    incoming = (sp.diags(inverse) @ clamped).tocsr().T.tocsr()
+    dangling = out <= 0
+    p = seed_distribution(seed)
+    rank = p.copy()
+    for step in range(1, cap + 1):
+        spread = incoming @ rank + rank[dangling].sum() * p
+        updated = (1.0 - damping) * p + damping * spread
+        change = float(np.abs(updated - rank).sum())
+        rank = updated
+        if change < tolerance:
+            return rank, step
+    return rank, cap
+
+
+@pytest.mark.parametrize("n", [1, 7, 60, 400])
+def test_iteration_is_the_scipy_form_bit_for_bit(n):
+    """Random weighted graphs with dangling nodes, negative weights and zero seeds: the
+    same scores to the last bit and the same number of steps."""
+    rng = np.random.default_rng(n)
+    for density, damping, tolerance, cap in ((0.05, 0.85, 1e-8, 100), (0.3, 0.5, 1e-12, 7)):
+        weights = sp.random(n, n, density=density, format="csr", random_state=rng)
+        weights.data -= 0.2  # some negative: clamped
+        seed = rng.standard_normal(n)
+        result = dynamic_weighted_pagerank(weights, seed, damping, tolerance, cap)
+        expected, steps = _scipy_form(weights, seed, damping, tolerance, cap)
+        assert result.scores.tobytes() == expected.tobytes()
+        assert result.iterations == steps
+
+
+def test_induced_block_is_scipys():
+    """`induced` gives scipy's `matrix[nodes][:, nodes]` (indptr, indices and data),
+    reading every row or, on a symmetric matrix with no entry among its first 200 rows,
+    mirroring the rows of the nodes among them."""
+    rng = np.random.default_rng(3)
+    matrix = binary_pattern(sp.random(500, 500, density=0.02, format="csr", random_state=rng))
+    matrix = binary_pattern(matrix + matrix.T)
+    lower = sp.random(300, 200, density=0.05, format="csr", random_state=rng)
+    bipartite = binary_pattern(sp.bmat([[None, lower.T], [lower, matrix[:300, :300]]]).tocsr())
+    for nodes in (
+        np.zeros(0, np.int64),
+        np.array([4]),
+        np.arange(500),
+        np.unique(rng.integers(0, 500, 60)),
+        np.unique(rng.integers(0, 500, 300)),
+    ):
+        for whole, block in (
+            (matrix, induced(matrix, nodes)),
+            (bipartite, induced(bipartite, nodes, int(np.sum(nodes < 200)))),
+        ):
+            expected = whole[nodes][:, nodes].tocsr()
+            assert block.shape == expected.shape
+            for part in ("indptr", "indices", "data"):
+                np.testing.assert_array_equal(getattr(block, part), getattr(expected, part))
 
 
 # --- subgraph, Eq. 1 weights and paths on a hand-built memory graph ------------------------
@@ -174,6 +239,32 @@ def test_paths_chain_a_seed_fact_to_the_segment_it_reaches():
     # a seed entity reaches its neighbours' segments with no detour through a seed fact
     direct = anchors_of(graph, seed_entities={1}, seed_facts={0})
     assert segment_paths(graph, 1, direct, {0}, scores, limit=1) == [(1,)]
+
+
+def test_paths_are_those_of_the_loop_over_every_fact(graph_memory):
+    """On the sample snapshot's graph, random seeds and subgraph scores: every segment's
+    paths are those found visiting every fact of the entities it mentions (as before
+    `segment_paths` left out those that end no path)."""
+    graph = graph_of(graph_memory._view, QueryContext(PRIYA, 5))
+    rng = np.random.default_rng(11)
+    n_facts, n_entities = len(graph.facts), len(graph.entity_ids)
+    checked = 0
+    for _ in range(30):
+        seed_facts = set(rng.choice(n_facts, 3, replace=False).tolist())
+        seed_entities = set(rng.choice(n_entities, 3, replace=False).tolist())
+        anchors = anchors_of(graph, seed_entities, seed_facts)
+        some = rng.choice(n_facts, max(n_facts * 2 // 3, 1), replace=False)
+        scored = np.union1d(some, list(seed_facts))  # seed facts are in every subgraph
+        fact_score = dict(zip(scored.tolist(), rng.random(len(scored)).tolist(), strict=True))
+        for segment in range(len(graph.segment_ids)):
+            found = segment_paths(graph, segment, anchors, seed_facts, fact_score, 3)
+            row = graph.mentions
+            mentioned = sorted(set(row.indices[row.indptr[segment] : row.indptr[segment + 1]]))
+            every = graph.entity_facts[mentioned].indices if mentioned else []
+            before = paths_through(graph, segment, every, anchors, seed_facts, fact_score, 3)
+            assert found == before
+            checked += bool(found)
+    assert checked > 20  # paths were found, not only empty lists compared
 
 
 # --- end to end on the sample snapshot ---------------------------------------------------

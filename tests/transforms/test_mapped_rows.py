@@ -1,10 +1,12 @@
 """`transforms.mapped_rows`: rows and spans of a memory-mapped matrix are the rows the
-mapping gives (any order, repeats, views and offsets); spans are multiplied through the
-mapping and handed back at once, gathered pages are handed back past the budget; an IVF
-probe over a mapped index scores exactly as over the arrays in memory."""
+mapping gives (any order, repeats, views and offsets); spans are read from the file and
+leave nothing mapped, gathered pages are handed back past the budget, rows read from the
+file map and count nothing; an IVF probe over a mapped index scores exactly as over the
+arrays in memory and as each list multiplied through the mapping."""
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 
 from memory.fact_columns import SelectedRows
 from transforms import mapped_rows
-from transforms.mapped_rows import read_rows, span_products
+from transforms.mapped_rows import read_rows, read_rows_from_file, span_products
 from transforms.vector_lists import VectorLists, build_vector_lists, probe, unit_rows
 
 
@@ -27,24 +29,32 @@ def mapped(tmp_path: Path) -> tuple[np.ndarray, np.ndarray]:
 def test_rows_read_from_the_file_are_the_mapped_rows(mapped) -> None:
     matrix, mapping = mapped
     rng = np.random.default_rng(1)
-    for rows in (
-        rng.integers(0, len(matrix), 500),  # any order, with repeats
+    for rows in _row_sets(rng):
+        for read in (read_rows(mapping, rows), read_rows_from_file(mapping, rows)):
+            assert type(read) is np.ndarray
+            np.testing.assert_array_equal(read, matrix[rows])
+
+
+def _row_sets(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Row selections of every shape a reader asks for, in the fixture's 3,000 rows."""
+    return (
+        rng.integers(0, 3_000, 500),  # any order, with repeats
         np.arange(100, 900),  # one run
         np.array([0, 1, 2, 2999, 2998, 5, 5, 5]),
         np.array([-1, -3000]),  # negative positions as numpy reads them
         np.array([1234]),  # one row
         np.array([-2]),
         np.zeros(0, np.int64),
-    ):
-        read = read_rows(mapping, rows)
-        assert type(read) is np.ndarray
-        np.testing.assert_array_equal(read, matrix[rows])
+        np.sort(rng.choice(3_000, 400, replace=False)),  # ascending, some runs
+    )
 
 
 def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
     matrix, mapping = mapped
     view = np.asarray(mapping)[700:1200]  # plain array over the map, offset rows
     np.testing.assert_array_equal(read_rows(view, [0, 499, 3]), matrix[700:1200][[0, 499, 3]])
+    for rows in ([0, 499, 3], [-1, 2, 3, 4], [499]):
+        np.testing.assert_array_equal(read_rows_from_file(view, rows), matrix[700:1200][rows])
     vector = np.linspace(-1, 1, matrix.shape[1], dtype=np.float32)
     products = span_products(view, np.array([10, 0, 400]), np.array([20, 0, 500]), vector)
     assert products.dtype == np.float32
@@ -54,27 +64,40 @@ def test_a_view_of_the_mapping_reads_its_own_rows(mapped) -> None:
     for outside in ([500], [3, 500], [-501]):
         with pytest.raises(IndexError):
             read_rows(view, outside)
+        with pytest.raises(IndexError):
+            read_rows_from_file(view, outside)
 
 
 def test_arrays_in_memory_are_indexed_as_before(mapped) -> None:
     matrix, _ = mapped
     np.testing.assert_array_equal(read_rows(matrix, [4, 2]), matrix[[4, 2]])
     np.testing.assert_array_equal(read_rows(matrix[:, :3], [4, 2]), matrix[[4, 2], :3])
+    np.testing.assert_array_equal(read_rows_from_file(matrix, [4, 2, 4]), matrix[[4, 2, 4]])
+    np.testing.assert_array_equal(read_rows_from_file(matrix[:, :3], [4]), matrix[[4], :3])
     vector = np.ones(matrix.shape[1], np.float32)
     products = span_products(matrix, np.array([1, 5]), np.array([3, 6]), vector)
     np.testing.assert_array_equal(products, np.r_[matrix[1:3] @ vector, matrix[5:6] @ vector])
 
 
-def test_spans_are_multiplied_and_handed_back(mapped) -> None:
-    """The products are the rows' (bit for bit), and no page of the spans stays mapped,
-    spans whose edges are not page boundaries too; a gather through the mapping stays."""
+def test_spans_and_rows_from_the_file_leave_nothing_mapped(mapped, monkeypatch) -> None:
+    """The products are the rows' (bit for bit), and no page of the spans is mapped,
+    spans whose edges are not page boundaries too, nor of rows read from the file (which
+    count nothing against the budget); a gather through the mapping stays."""
     matrix, mapping = mapped
     vector = np.random.default_rng(8).standard_normal(matrix.shape[1]).astype(np.float32)
     starts, ends = np.array([0, 1_111, 2_000]), np.array([1_000, 1_500, 3_000])
+    # the file is opened (and two of its pages compared through the mapping) once
+    assert mapped_rows._file(mapped_rows._root(mapping)) is not None
+    mapping._mmap.madvise(mmap.MADV_DONTNEED)
     products = span_products(mapping, starts, ends, vector)
     expected = [matrix[s:e] @ vector for s, e in zip(starts, ends, strict=True)]
     np.testing.assert_array_equal(products, np.concatenate(expected))
     assert _resident_kib(mapping.filename) == 0
+    monkeypatch.setattr(mapped_rows, "_touched_windows", 0)
+    rows = np.arange(0, len(matrix), 7)
+    np.testing.assert_array_equal(read_rows_from_file(mapping, rows), matrix[rows])
+    assert _resident_kib(mapping.filename) == 0
+    assert mapped_rows._touched_windows == 0
     np.asarray(mapping[np.arange(0, len(matrix), 7)])  # through the mapping: resident
     assert _resident_kib(mapping.filename) > 0
 
@@ -102,6 +125,37 @@ def test_selected_rows_of_a_mapping_read_the_same_rows(mapped) -> None:
     np.testing.assert_array_equal(selected[7], matrix[positions[7]])
     np.testing.assert_array_equal(selected[[5, 1, 5]], matrix[positions[[5, 1, 5]]])
     np.testing.assert_array_equal(selected.take(np.array([9, 0])), matrix[positions[[9, 0]]])
+    rows = np.array([9, 0, 9, 998, 10, 11])
+    np.testing.assert_array_equal(selected.from_file(rows), matrix[positions[rows]])
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_a_file_gone_or_replaced_is_read_through_the_mapping(tmp_path: Path, change) -> None:
+    """Rows and spans are the mapped bytes even when the file under the mapping was
+    removed or replaced (by other rows of the same size) before the first read."""
+    matrix = np.random.default_rng(6).standard_normal((2_000, 24)).astype(np.float32)
+    np.save(tmp_path / "m.npy", matrix)
+    mapping = np.load(tmp_path / "m.npy", mmap_mode="r")
+    (tmp_path / "m.npy").unlink()
+    if change == "replaced":
+        np.save(tmp_path / "m.npy", matrix[::-1].copy())
+    rows = np.array([5, 1_999, 5, 0])
+    np.testing.assert_array_equal(read_rows_from_file(mapping, rows), matrix[rows])
+    vector = np.ones(24, np.float32)
+    products = span_products(mapping, np.array([0, 1_500]), np.array([10, 2_000]), vector)
+    np.testing.assert_array_equal(products, np.r_[matrix[:10] @ vector, matrix[1_500:] @ vector])
+    assert mapped_rows._file(mapped_rows._root(mapping)) is None
+
+
+def test_spans_longer_than_the_buffer_grow_it(mapped) -> None:
+    """The reused buffer of `span_products` grows for a longer span; shorter spans after
+    it read only their own rows."""
+    matrix, mapping = mapped
+    vector = np.random.default_rng(9).standard_normal(matrix.shape[1]).astype(np.float32)
+    for starts, ends in (([0], [10]), ([5, 100], [2_900, 103]), ([7], [8])):
+        products = span_products(mapping, np.array(starts), np.array(ends), vector)
+        expected = [matrix[s:e] @ vector for s, e in zip(starts, ends, strict=True)]
+        np.testing.assert_array_equal(products, np.concatenate(expected))
 
 
 def test_a_probe_of_a_mapped_index_scores_as_in_memory(tmp_path: Path) -> None:
