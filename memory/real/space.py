@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.csr import row_entries
 from memory.fact_columns import EPOCH, FactRows
 from memory.graph import Edge, MemoryGraph, graph_of
 from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
@@ -187,8 +188,7 @@ class SearchSpace:
         if not len(self.entity_vectors):
             known = (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         else:
-            shared = (self.graph.entity_segments[entity] @ self.graph.mentions).tocsr()
-            targets = np.asarray(shared.indices, np.int64)
+            targets = segment_product_order(self.graph, entity)
             targets = targets[(targets != entity) & ~np.isin(targets, self.edges_of(entity).others)]
             rows = np.asarray(self.entity_vectors[targets])
             described = rows.any(axis=1)
@@ -299,6 +299,21 @@ def _column_filters(
         labels[i] = INTENT_INDEX[fact_intent(name, kind, bool(key % 2))]
         taxonomic[i] = is_taxonomic(name)
     return time_failed, stability_failed, labels[inverse], taxonomic[inverse]
+
+
+def segment_product_order(graph: MemoryGraph, entity: int) -> np.ndarray:
+    """The entities the segments mentioning `entity` mention (itself included), in the
+    order of the indices of scipy's product `entity_segments[entity] @ mentions`, without
+    the product: scipy's CSR product (`csr_matmat`) lists a row's columns last first
+    reached first, rows of `mentions` read in the order of the entity's segments (all
+    products are positive: no entry is dropped). The order is TopM's tie-break between
+    co-occurring entities of equal similarity; scipy's validation and two matrix
+    constructions per call cost ~0.3 ms, ~10 ms a query at 1M facts."""
+    mentioned = graph.entity_segments
+    segments = mentioned.indices[mentioned.indptr[entity] : mentioned.indptr[entity + 1]]
+    columns = row_entries(graph.mentions, np.asarray(segments, np.int64))[0]
+    distinct, first = np.unique(columns, return_index=True)
+    return np.asarray(distinct[np.argsort(first)][::-1], np.int64)
 
 
 def edge_at(edges: EntityEdges, i: int) -> Edge:
