@@ -38,7 +38,7 @@ import numpy as np
 
 from memory.real.intents import CAUSAL, INTENTS, is_taxonomic
 from memory.real.paths import Hop, Path
-from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at
+from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at, unvisited
 from transforms.graph_links import linearize
 
 SYMMETRY = "symmetry"
@@ -155,7 +155,7 @@ class Repairer:
     def co_occurrence_candidates(self, path: Path) -> tuple[np.ndarray, np.ndarray]:
         """`co_occurrence_targets` and their description vectors."""
         targets, vectors = self.space.co_occurring(path.end)
-        open_ = ~np.isin(targets, path.entities)
+        open_ = unvisited(targets, path)
         return targets[open_], vectors[open_]
 
     def co_occurrence_hop(self, path: Path, target: int, vector: np.ndarray | None = None) -> Hop:
