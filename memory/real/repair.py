@@ -93,7 +93,7 @@ class Repairer:
         if not len(at) and not len(targets):
             return []
         parts = [
-            *([self.space.fact_vectors(edges.facts[at])] if len(at) else []),
+            *([self.space.edge_rows(path.end, at)] if len(at) else []),
             *([target_vectors] if len(targets) else []),
         ]
         vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]

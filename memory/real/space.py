@@ -41,6 +41,7 @@ from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_inte
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.facts import THETA_STABLE
+from transforms.mapped_rows import read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
@@ -152,20 +153,26 @@ class SearchSpace:
     _co_occurring: dict[int, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, repr=False
     )
+    edge_vectors: np.ndarray | None = None
+    """The index's `search_edge_vectors` when it has them for this graph (each entity's
+    edge vectors as one block of rows, in `edge_arrays` order); None: rows are gathered
+    from `graph.fact_vectors`."""
     co_occurring_targets: CoOccurringTargets = field(default_factory=CoOccurringTargets, repr=False)
     """The query-independent part of `co_occurring`, shared by the queries of one view."""
 
     @classmethod
     def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
         types, vectors = entity_features(view)
+        graph = search_graph(view, query)
         return cls(
-            graph=search_graph(view, query),
+            graph=graph,
             query_vector=view.embed_query(query.text),
             reference_time=query.valid_at or view.snapshot.recorded_cutoff,
             speculative=query.speculative,
             m=m,
             entity_types=types,
             entity_vectors=vectors,
+            edge_vectors=_edge_vectors(view, graph),
             co_occurring_targets=view.cache.setdefault(
                 "real_co_occurring_targets", CoOccurringTargets()
             ),
@@ -291,6 +298,16 @@ class SearchSpace:
         similarity = vectors @ self.query_vector
         return np.argsort(-similarity, kind="stable")[: self.m].tolist()
 
+    def edge_rows(self, entity: int, at: np.ndarray) -> np.ndarray:
+        """The statement vectors of edges `at` (positions among `edges_of(entity)`), as
+        `fact_vectors` of their facts gives them: read from the entity's block of
+        `edge_vectors` when the index has it (the same float32 rows, so products and
+        ranks are the same), else gathered from the fact matrix."""
+        if self.edge_vectors is None or not len(at):
+            return self.fact_vectors(self.edges_of(entity).facts[at])
+        first = int(self.graph.entity_facts.indptr[entity])
+        return read_rows(self.edge_vectors, first + np.asarray(at, np.int64))
+
     def fact_vectors(self, facts: np.ndarray) -> np.ndarray:
         """The facts' statement vectors stacked in order (the rows `np.stack` of the hops'
         vectors gives, so products and ranks are the same)."""
@@ -311,11 +328,20 @@ class SearchSpace:
         at = np.flatnonzero(passing)
         if not len(at):
             return []
-        vectors = self.fact_vectors(edges.facts[at])
+        vectors = self.edge_rows(path.end, at)
         return [
             path.extend(self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i]))
             for i in self.best(vectors)
         ]
+
+
+def _edge_vectors(view: SnapshotView, graph: MemoryGraph) -> np.ndarray | None:
+    """The index's `search_edge_vectors`, where it stores them for `graph` (REAL's search
+    graph, whose incidence has one entry per row); None otherwise."""
+    stored = view.graph_index.search_edge_vectors
+    if stored is None or len(stored) != graph.entity_facts.nnz:
+        return None
+    return stored
 
 
 def _column_filters(
