@@ -40,6 +40,7 @@ from memory.graph import Edge, MemoryGraph, graph_of
 from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
+from memory.top import top_positions
 from transforms.facts import THETA_STABLE
 from transforms.mapped_rows import read_rows
 
@@ -110,31 +111,35 @@ def unvisited(entities: np.ndarray, path: Path) -> np.ndarray:
     return kept
 
 
-CO_OCCURRING_TARGETS = 1 << 22
-"""Co-occurring entities `CoOccurringTargets` keeps over all entities (32 MB of int64)."""
+ENTITY_MEMO = 1 << 22
+"""Items (edges, co-occurring entities) an `EntityMemo` keeps over all its entities: at
+most ~4M edges' arrays (~130 MB) or 32 MB of co-occurring entity positions."""
 
 
-class CoOccurringTargets:
-    """Per entity, its co-occurring entities as `SearchSpace.co_occurring` lists them: a
-    function of the search graph (every fact version, whatever the query) and of the
-    entity vectors, so it is kept across the queries of a view. Hubs end beams query
-    after query; finding their lists (the segments' mentions in product order, less fact
-    neighbours and undescribed entities) took ~15 ms a query at 1M facts. Emptied when it
-    holds over `CO_OCCURRING_TARGETS` entities in all, so memory stays bounded."""
+class EntityMemo:
+    """Per entity, what REAL computes of it that no query changes, kept across the
+    queries of a view (`SearchSpace.of` takes one from the view's cache): an entity's
+    `EntityEdges` under one (reference time, speculative) pair, and its co-occurring
+    entities (`SearchSpace.co_occurring`, a function of the search graph, every fact
+    version whatever the query, and of the entity vectors). Hubs end beams query after
+    query; at 1M facts finding their co-occurring lists took ~15 ms a query and their
+    edges' filters ~6 ms. Emptied when it holds over `ENTITY_MEMO` items in all, so
+    memory stays bounded."""
 
     def __init__(self) -> None:
-        self._targets: dict[int, np.ndarray] = {}
+        self._known: dict[int, Any] = {}
         self._size = 0
 
-    def get(self, entity: int) -> np.ndarray | None:
-        return self._targets.get(entity)
+    def get(self, entity: int) -> Any:
+        return self._known.get(entity)
 
-    def put(self, entity: int, targets: np.ndarray) -> None:
-        if self._size + len(targets) > CO_OCCURRING_TARGETS:
-            self._targets.clear()
+    def put(self, entity: int, value: Any, size: int) -> None:
+        """Keep `value` for `entity`, counted as `size` items."""
+        if self._size + size > ENTITY_MEMO:
+            self._known.clear()
             self._size = 0
-        self._targets[entity] = targets
-        self._size += len(targets)
+        self._known[entity] = value
+        self._size += size
 
 
 @dataclass
@@ -149,7 +154,8 @@ class SearchSpace:
     entity_types: list[str]
     entity_vectors: np.ndarray
     theta_stable: float = THETA_STABLE
-    _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
+    _edges: EntityMemo = field(default_factory=EntityMemo, repr=False)
+    """`EntityEdges` by entity, shared by the view's queries of the same coordinates."""
     _co_occurring: dict[int, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, repr=False
     )
@@ -157,25 +163,27 @@ class SearchSpace:
     """The index's `search_edge_vectors` when it has them for this graph (each entity's
     edge vectors as one block of rows, in `edge_arrays` order); None: rows are gathered
     from `graph.fact_vectors`."""
-    co_occurring_targets: CoOccurringTargets = field(default_factory=CoOccurringTargets, repr=False)
+    co_occurring_targets: EntityMemo = field(default_factory=EntityMemo, repr=False)
     """The query-independent part of `co_occurring`, shared by the queries of one view."""
 
     @classmethod
     def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
         types, vectors = entity_features(view)
         graph = search_graph(view, query)
+        reference_time = query.valid_at or view.snapshot.recorded_cutoff
         return cls(
             graph=graph,
             query_vector=view.embed_query(query.text),
-            reference_time=query.valid_at or view.snapshot.recorded_cutoff,
+            reference_time=reference_time,
             speculative=query.speculative,
             m=m,
             entity_types=types,
             entity_vectors=vectors,
             edge_vectors=_edge_vectors(view, graph),
-            co_occurring_targets=view.cache.setdefault(
-                "real_co_occurring_targets", CoOccurringTargets()
+            _edges=view.cache.setdefault(
+                f"real_edges/{reference_time.isoformat()}/{query.speculative}", EntityMemo()
             ),
+            co_occurring_targets=view.cache.setdefault("real_co_occurring_targets", EntityMemo()),
         )
 
     def label(self, fact: int) -> str:
@@ -204,7 +212,8 @@ class SearchSpace:
         filters = _column_filters(self, facts)
         if filters is None:
             filters = self._row_filters(facts)
-        known = self._edges[entity] = EntityEdges(facts, others, outgoing, *filters)
+        known = EntityEdges(facts, others, outgoing, *filters)
+        self._edges.put(entity, known, len(facts))
         return known
 
     def _row_filters(
@@ -255,7 +264,7 @@ class SearchSpace:
                 rows = np.asarray(self.entity_vectors[targets])
                 described = rows.any(axis=1)
                 known = (targets[described], rows[described])
-                self.co_occurring_targets.put(entity, known[0])
+                self.co_occurring_targets.put(entity, known[0], len(known[0]))
         self._co_occurring[entity] = known
         return known
 
@@ -294,9 +303,10 @@ class SearchSpace:
 
     def best(self, vectors: np.ndarray) -> list[int]:
         """TopM: the rows of the most similar `vectors` to the query, best first (ties in
-        row order)."""
+        row order): `np.argsort(-similarity, kind="stable")[:m]`, without sorting a hub's
+        thousands of rows (`top_positions`)."""
         similarity = vectors @ self.query_vector
-        return np.argsort(-similarity, kind="stable")[: self.m].tolist()
+        return top_positions(similarity, self.m).tolist()
 
     def edge_rows(self, entity: int, at: np.ndarray) -> np.ndarray:
         """The statement vectors of edges `at` (positions among `edges_of(entity)`), as
