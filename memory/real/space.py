@@ -111,9 +111,11 @@ def unvisited(entities: np.ndarray, path: Path) -> np.ndarray:
     return kept
 
 
-ENTITY_MEMO = 1 << 22
+ENTITY_MEMO = 1 << 20
 """Items (edges, co-occurring entities) an `EntityMemo` keeps over all its entities: at
-most ~4M edges' arrays (~130 MB) or 32 MB of co-occurring entity positions."""
+most ~1M edges' arrays (~30 MB) or 8 MB of co-occurring entity positions. On the 1M-fact
+benchmark's queries few entities recur (the memo saved little there); a conversation's
+queries about the same people do recur."""
 
 
 class EntityMemo:
@@ -276,7 +278,10 @@ class SearchSpace:
         self, path: Path, edge: Edge, repair: str | None = None, vector: np.ndarray | None = None
     ) -> Hop:
         """The hop along `edge` (`vector`: its fact's statement vector, when the caller has
-        read it for TopM; else read here)."""
+        read it for TopM; else read here). The confidence is the graph's in-memory
+        `fact_confidence` (the fact column's values as float64, what `float` of the row's
+        field gives): the row's field is read from the mapped fact table, a page fault
+        for nearly every hop, ~20 ms a query at 1M facts."""
         f = self.graph.facts[edge.fact]
         return Hop(
             fact=edge.fact,
@@ -285,7 +290,7 @@ class SearchSpace:
             relation=f["relation"],
             target_name=self.graph.entity_names[edge.other],
             text=self.graph.linearized(edge.fact),
-            confidence=float(f["confidence"]),
+            confidence=float(self.graph.fact_confidence[edge.fact]),
             outgoing=edge.outgoing,
             target_type=self.entity_types[edge.other],
             valid_from=f["valid_from"],
@@ -361,7 +366,8 @@ def _column_filters(
     columns the graph selects (None where its facts are no such selection or a column
     is not of the kind read here): TimeValid and stability as comparisons of whole
     columns, and the intent label and taxonomy of each distinct (relation, cardinality,
-    closed) of the edges, computed once by `fact_intent` and `is_taxonomic`."""
+    closed) of the edges, computed once by `fact_intent` and `is_taxonomic`. Confidences
+    are the graph's in-memory `fact_confidence` (see `SearchSpace.fact_hop`)."""
     rows, at = space.graph.facts, space.reference_time
     if not isinstance(rows, FactRows) or at.tzinfo is None:
         return None
@@ -378,7 +384,7 @@ def _column_filters(
     started = ~start[0][positions] | (start[1][positions] <= now)
     closed = end[0][positions]
     time_failed = ~(started & (~closed | (end[1][positions] > now)))
-    stable = np.asarray(confidence[positions], np.float64) >= space.theta_stable
+    stable = space.graph.fact_confidence[facts] >= space.theta_stable
     stability_failed = np.zeros(len(facts), bool) if space.speculative else ~stable
     relations, cardinalities = relation[0], cardinality[0]
     relation_codes = relation[1][positions]
