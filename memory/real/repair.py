@@ -161,6 +161,8 @@ class Repairer:
         """`co_occurrence_targets` and their description vectors."""
         targets, vectors = self.space.co_occurring(path.end)
         open_ = unvisited(targets, path)
+        if open_.all():  # the usual case: no copy of a hub's thousands of rows
+            return targets, vectors
         return targets[open_], vectors[open_]
 
     def co_occurrence_hop(self, path: Path, target: int, vector: np.ndarray | None = None) -> Hop:
