@@ -19,11 +19,15 @@ encoder call per neighbour. Edges are followed in both directions (the paper doe
 "Harborview Office is located in Rotterdam" must be walkable from either end) and a path
 never visits an entity twice. Only edges of the current frontier are ever looked at.
 
-An entity's edges are read once a query (`EntityEdges`: the filters that hold whatever the
-beam, each fact's intent label), and a path's candidates are then filtered and TopM-ranked
-as arrays; a hop object is built for the m kept only. A hub of degree thousands is the end
-of many beams and repairs, and a Python object per edge per visit made it 17x a dense
-search at a million facts.
+An entity's edges are read once (`EntityEdges`: the filters that hold whatever the beam,
+each fact's intent label; kept across a view's queries of one reference time,
+`EntityMemo`), and a path's candidates are then filtered and TopM-ranked as arrays; a hop
+object is built for the m kept only. A hub of degree thousands is the end of many beams
+and repairs, and a Python object per edge per visit made it 17x a dense search at a
+million facts. The candidates' statement vectors are read from the index's
+`search_edge_vectors` where it has them (an entity's edges as one block of rows, the same
+values as the fact matrix's scattered rows), so the products TopM ranks by, and every
+ranking, are those of the fact matrix's rows.
 """
 
 from __future__ import annotations
