@@ -23,7 +23,9 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
   PersonalAI's node vectors), and of the default query coordinates (now, not
   speculative) the graph's entity – fact incidence and fact support
   (`default_entity_facts_*.npy`, `default_fact_segments_*.npy`) and MemORAI's structure
-  (`memorai_adjacency_*.npy`, `memorai_expansion_*.npy`, `memorai_structure_ones.npy`);
+  (`memorai_adjacency_*.npy`, `memorai_expansion_*.npy`, `memorai_structure_ones.npy`),
+  and `search_edge_vectors.npy` (the statement vectors in the order of REAL's search
+  graph's entity – fact incidence, `transforms.graph_index.search_edge_facts`);
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -57,7 +59,13 @@ from stores.data_url import download_folder, join, read_bytes, upload_folder
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
-from transforms.graph_index import Embed, GraphIndex, build_graph_index, with_vector_lists
+from transforms.graph_index import (
+    Embed,
+    GraphIndex,
+    build_graph_index,
+    search_edge_facts,
+    with_vector_lists,
+)
 from transforms.vector_lists import VectorLists
 
 FORMAT_VERSION = 4
@@ -75,7 +83,7 @@ ARRAYS = (
     "segment_vectors",
     "entity_vectors",
 )
-OPTIONAL_ARRAYS = ("entity_unit_vectors",)
+OPTIONAL_ARRAYS = ("entity_unit_vectors", "search_edge_vectors")
 """Arrays added to the index after format 4 came out: written when the index has them,
 mapped when the folder has them; an index without them still opens (the query process
 computes them then, as it did before they were stored)."""
@@ -211,6 +219,28 @@ def _write_optional_arrays(directory: Path, index: GraphIndex) -> None:
         array = getattr(index, name)
         if array is not None:
             np.save(directory / f"{name}.npy", np.ascontiguousarray(array))
+    if index.search_edge_vectors is None:
+        _write_search_edge_vectors(directory / "search_edge_vectors.npy", index)
+
+
+SEARCH_EDGE_CHUNK = 1 << 16
+"""Rows of `search_edge_vectors` gathered and written at a time (96 MB at 384 floats)."""
+
+
+def _write_search_edge_vectors(path: Path, index: GraphIndex) -> None:
+    """`search_edge_vectors` of an index that has only `fact_vectors` (a build's), written
+    in chunks through a mapping of the new file: the whole (3 GB at 1M facts, twice the
+    statement matrix) is never in memory."""
+    facts = search_edge_facts(index)
+    vectors = index.fact_vectors
+    target = np.lib.format.open_memmap(
+        path, mode="w+", dtype=vectors.dtype, shape=(len(facts), vectors.shape[1])
+    )
+    for start in range(0, len(facts), SEARCH_EDGE_CHUNK):
+        chunk = facts[start : start + SEARCH_EDGE_CHUNK]
+        target[start : start + len(chunk)] = vectors[chunk]
+    target.flush()
+    del target
 
 
 def _write_csr(directory: Path, name: str, matrix: sp.csr_matrix) -> None:

@@ -43,6 +43,9 @@ DEFAULT_COORDINATES: tuple[datetime | None, bool] = (None, False)
 """A query's (valid time, speculative) when it names neither: the facts valid now and
 stable. The structures of this selection are stored in the index; any other selection's
 are built by the query process."""
+SEARCH_COORDINATES: tuple[datetime | None, bool] = (None, True)
+"""The coordinates of REAL's search graph: every fact version, whatever its valid time
+and confidence (`memory.real.space.search_graph`; its filters are applied per edge)."""
 OPEN_START = np.iinfo(np.int64).min
 OPEN_END = np.iinfo(np.int64).max
 
@@ -107,6 +110,11 @@ class GraphIndex:
     entity_unit_vectors: np.ndarray | None = None
     """`entity_vectors` scaled to unit length (`unit_rows`), the node vectors of REAL and
     PersonalAI; None in an index written before it was stored (computed at query time)."""
+    search_edge_vectors: np.ndarray | None = None
+    """The statement vectors of `search_edge_facts`, in that order: each entity's edges in
+    REAL's search graph as one contiguous block of rows (n_edges x dim). None in an index
+    computed in memory or written before it was stored; then REAL gathers an entity's
+    rows from `fact_vectors`, scattered over the matrix (see `search_edge_facts`)."""
 
     @property
     def entity_ids(self) -> pa.Array:
@@ -210,6 +218,26 @@ def default_memorai_structure(index: GraphIndex) -> tuple[sp.csr_matrix, sp.csr_
         fact_segments,
         entity_adjacency(head, tail, confidence, n_e),
     )
+
+
+def search_edge_facts(index: GraphIndex) -> np.ndarray:
+    """Fact positions in the order of the entries of the entity x fact incidence of the
+    `SEARCH_COORDINATES` graph (`memory.graph.graph_of`: `entity_fact_incidence` of its
+    facts' ends, entity by entity, each entity's facts ascending), the rows of
+    `search_edge_vectors`.
+
+    REAL ranks every edge of each entity its beams reach by its statement vector (TopM):
+    ~15k rows a query at 1M facts, the edges of ~40 entities, hubs of thousands among
+    them. Gathered from `fact_vectors`, where an entity's facts lie anywhere in 1.5 GB,
+    each row mapped its own 64 KB window (`transforms.mapped_rows`): measured at 1M
+    facts, ~14 us a row when not mapped yet against ~2 us for the same number of rows
+    read as one block per entity, which this order makes of them (the rows are the same
+    float32 values, so every product and ranking is unchanged). Every fact is stored
+    twice (its head's and its tail's block): 3 GB at 1M facts."""
+    positions = np.flatnonzero(fact_mask(index, *SEARCH_COORDINATES) & index.in_graph)
+    head, tail = index.fact_head[positions], index.fact_tail[positions]
+    incidence = entity_fact_incidence(head, tail, index.entity_rows.num_rows)
+    return positions[incidence.indices]
 
 
 def with_vector_lists(index: GraphIndex) -> GraphIndex:

@@ -74,8 +74,8 @@ class EmbeddingEvaluator:
         vectors = [hop.vector for hop in path.hops if hop.vector is not None]
         relevance = 0.0
         if vectors:
-            centroid = np.mean(vectors, axis=0)
-            norm = float(np.linalg.norm(centroid))
+            centroid = centroid_of(vectors)
+            norm = float(np.sqrt(centroid.dot(centroid)))
             if norm > 0:
                 relevance = max(0.0, min(1.0, float(centroid @ self.query_vector) / norm))
         end_type = path.hops[-1].target_type
@@ -84,13 +84,29 @@ class EmbeddingEvaluator:
         return Scores(relevance, coherence(path.hops), sufficiency)
 
 
+def centroid_of(vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """`np.mean(vectors, axis=0)`, bit for bit, at a fifth of its cost for a path's few
+    hops: NumPy's mean over the first axis adds the rows one after the other and divides
+    once, which is what the sum here does (vectors of one dtype; mixed ones go through
+    `np.mean`, which converts them all first). The evaluator scores ~400 paths a query."""
+    first = vectors[0]
+    if any(v.dtype != first.dtype for v in vectors):
+        return np.mean(vectors, axis=0)
+    total = first
+    for vector in vectors[1:]:
+        total = total + vector
+    return total / len(vectors)
+
+
 def coherence(hops: Sequence[Hop]) -> float:
-    """The weakest consecutive link: (1 + cos) / 2, halved for disjoint valid intervals."""
+    """The weakest consecutive link: (1 + cos) / 2, halved for disjoint valid intervals
+    (the cosine clipped to [-1, 1] as Python floats: `np.clip` of a NumPy scalar gives the
+    same value at five times the cost)."""
     links = [1.0]
     for a, b in itertools.pairwise(hops):
         link = 1.0
         if a.vector is not None and b.vector is not None:
-            link = (1.0 + float(np.clip(a.vector @ b.vector, -1.0, 1.0))) / 2.0
+            link = (1.0 + min(1.0, max(-1.0, float(a.vector @ b.vector)))) / 2.0
         if not overlaps(a, b):
             link *= DISJOINT_TIME
         links.append(link)

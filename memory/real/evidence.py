@@ -80,8 +80,14 @@ def rank_segments(
             credit(np.array(supporting_segments(graph, hop), np.int64), item.score, i)
     for i, item in enumerate(evidence):
         entities = set(item.path.entities)
+        mentioned = graph.entity_segments
         mentioning = np.concatenate(
-            [np.asarray(graph.segments_of_entity(e), np.int64) for e in entities]
+            [
+                np.asarray(
+                    mentioned.indices[mentioned.indptr[e] : mentioned.indptr[e + 1]], np.int64
+                )
+                for e in entities
+            ]
         )
         at, count = np.unique(mentioning, return_counts=True)
         credit(at, MENTION_WEIGHT * item.score * count / len(entities), i)

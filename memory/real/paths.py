@@ -9,6 +9,7 @@ template that admitted it (None for a normal expansion).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,7 +43,10 @@ class Hop:
 
 @dataclass(frozen=True)
 class Path:
-    """A root entity, the intent its beam explores, and the hops taken from it."""
+    """A root entity, the intent its beam explores, and the hops taken from it. Its
+    entities, confidence and text are computed once (cached on the instance, outside the
+    fields that equality and hashing compare): beam pruning, repair ranking, aggregation
+    and the visit filters read them again and again."""
 
     root: int
     root_name: str
@@ -53,7 +57,7 @@ class Path:
     def end(self) -> int:
         return self.hops[-1].target if self.hops else self.root
 
-    @property
+    @functools.cached_property
     def entities(self) -> tuple[int, ...]:
         return (self.root, *(hop.target for hop in self.hops))
 
@@ -61,7 +65,7 @@ class Path:
     def facts(self) -> list[int]:
         return [hop.fact for hop in self.hops if hop.fact is not None]
 
-    @property
+    @functools.cached_property
     def confidence(self) -> float:
         """Product of the hop confidences (all hops hold, if independent)."""
         return math.prod(hop.confidence for hop in self.hops)
@@ -70,7 +74,7 @@ class Path:
     def repairs(self) -> list[str]:
         return [hop.repair for hop in self.hops if hop.repair]
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
         """The path linearized hop by hop, or the bare root `[name]`."""
         return " ; ".join(hop.text for hop in self.hops) if self.hops else f"[{self.root_name}]"

@@ -38,7 +38,7 @@ import numpy as np
 
 from memory.real.intents import CAUSAL, INTENTS, is_taxonomic
 from memory.real.paths import Hop, Path
-from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at
+from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at, unvisited
 from transforms.graph_links import linearize
 
 SYMMETRY = "symmetry"
@@ -70,6 +70,19 @@ def template_of(failed: frozenset[str], taxonomic: bool, label: str) -> str | No
     return None
 
 
+RULE_TEMPLATES = [
+    template_of(
+        frozenset({(TIME, STABILITY, INTENT)[key // 2 // len(INTENTS)]}),
+        bool(key // len(INTENTS) % 2),
+        INTENTS[key % len(INTENTS)],
+    )
+    for key in range(3 * 2 * len(INTENTS))
+]
+"""`template_of` an edge failing exactly one filter, by key (filter index (time,
+stability, intent) x 2 + taxonomic) x len(INTENTS) + label index: a table of the 3 x 2 x
+|INTENTS| cases, read per edge instead of asked per distinct case of each call."""
+
+
 class Repairer:
     """ConstrainedTraverse(CounterfactualInfer(q, M, P, ι)) for the enabled templates."""
 
@@ -79,6 +92,8 @@ class Repairer:
             raise ValueError(f"unknown repair templates {sorted(unknown)}; known: {TEMPLATES}")
         self.space = space
         self.templates = frozenset(templates)
+        self._admitted = np.array([t in self.templates for t in RULE_TEMPLATES], bool)
+        """Per `RULE_TEMPLATES` key, whether its template is enabled."""
 
     def __call__(self, path: Path) -> list[Path]:
         """TopM of the rule hops and then the co-occurrence hops, ranked as arrays; hop
@@ -93,7 +108,7 @@ class Repairer:
         if not len(at) and not len(targets):
             return []
         parts = [
-            *([self.space.fact_vectors(edges.facts[at])] if len(at) else []),
+            *([self.space.edge_rows(path.end, at)] if len(at) else []),
             *([target_vectors] if len(targets) else []),
         ]
         vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -127,18 +142,8 @@ class Repairer:
         at = np.flatnonzero(edges.open(path) & (failing == 1))
         failed = np.where(edges.time_failed[at], 0, np.where(edges.stability_failed[at], 1, 2))
         key = (failed * 2 + edges.taxonomic[at]) * len(INTENTS) + edges.labels[at]
-        distinct, inverse = np.unique(key, return_inverse=True)
-        named = [
-            template_of(
-                frozenset({(TIME, STABILITY, INTENT)[k // 2 // len(INTENTS)]}),
-                bool(k // len(INTENTS) % 2),
-                INTENTS[k % len(INTENTS)],
-            )
-            for k in distinct.tolist()
-        ]
-        templates = [named[i] for i in inverse.tolist()]
-        admitted = np.array([t in self.templates for t in templates], bool)
-        return at[admitted], [t for t, a in zip(templates, admitted, strict=True) if a]
+        admitted = self._admitted[key]
+        return at[admitted], [RULE_TEMPLATES[k] for k in key[admitted].tolist()]
 
     def co_occurrence_hops(self, path: Path) -> list[Hop]:
         """Hops to entities sharing a segment with the end entity but no fact with it."""
@@ -155,7 +160,9 @@ class Repairer:
     def co_occurrence_candidates(self, path: Path) -> tuple[np.ndarray, np.ndarray]:
         """`co_occurrence_targets` and their description vectors."""
         targets, vectors = self.space.co_occurring(path.end)
-        open_ = ~np.isin(targets, path.entities)
+        open_ = unvisited(targets, path)
+        if open_.all():  # the usual case: no copy of a hub's thousands of rows
+            return targets, vectors
         return targets[open_], vectors[open_]
 
     def co_occurrence_hop(self, path: Path, target: int, vector: np.ndarray | None = None) -> Hop:

@@ -19,11 +19,15 @@ encoder call per neighbour. Edges are followed in both directions (the paper doe
 "Harborview Office is located in Rotterdam" must be walkable from either end) and a path
 never visits an entity twice. Only edges of the current frontier are ever looked at.
 
-An entity's edges are read once a query (`EntityEdges`: the filters that hold whatever the
-beam, each fact's intent label), and a path's candidates are then filtered and TopM-ranked
-as arrays; a hop object is built for the m kept only. A hub of degree thousands is the end
-of many beams and repairs, and a Python object per edge per visit made it 17x a dense
-search at a million facts.
+An entity's edges are read once (`EntityEdges`: the filters that hold whatever the beam,
+each fact's intent label; kept across a view's queries of one reference time,
+`EntityMemo`), and a path's candidates are then filtered and TopM-ranked as arrays; a hop
+object is built for the m kept only. A hub of degree thousands is the end of many beams
+and repairs, and a Python object per edge per visit made it 17x a dense search at a
+million facts. The candidates' statement vectors are read from the index's
+`search_edge_vectors` where it has them (an entity's edges as one block of rows, the same
+values as the fact matrix's scattered rows), so the products TopM ranks by, and every
+ranking, are those of the fact matrix's rows.
 """
 
 from __future__ import annotations
@@ -34,12 +38,15 @@ from typing import Any
 
 import numpy as np
 
+from memory.csr import row_entries
 from memory.fact_columns import EPOCH, FactRows
 from memory.graph import Edge, MemoryGraph, graph_of
 from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
+from memory.top import top_positions
 from transforms.facts import THETA_STABLE
+from transforms.mapped_rows import populate, read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
@@ -52,10 +59,15 @@ def search_graph(view: SnapshotView, query: QueryContext) -> MemoryGraph:
 
 def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
     """Entity types and normalised description vectors, in `view.entities` order (the
-    graph's entity positions); built once per view."""
+    graph's entity positions); built once per view. Mapped vectors are mapped whole at
+    once (`populate`): the co-occurrence repair gathers ~6.5k scattered rows a query at
+    1M facts and leaves them mapped (`SearchSpace.co_occurring`), which faulted in row by
+    row cost ~15 ms a query until most of the 384 MB were mapped anyway; mapping them in
+    one call took 15 ms once (page cache warm)."""
     if "real_entity_features" not in view.cache:
         types = view.entities.column("entity_type").to_pylist()
         vectors = view.entity_unit_vectors if types else np.zeros((0, 0), np.float32)
+        populate(vectors)
         view.cache["real_entity_features"] = (types, vectors)
     return view.cache["real_entity_features"]
 
@@ -84,12 +96,61 @@ class EntityEdges:
 
     def intent_failed(self, intent: str) -> np.ndarray:
         """Per edge, whether a beam of `intent` may not traverse its fact's label."""
-        allowed = np.array([label in COMPATIBLE[intent] for label in INTENTS])
-        return ~allowed[self.labels]
+        return INTENT_FAILED[intent][self.labels]
 
     def open(self, path: Path) -> np.ndarray:
         """Per edge, whether it leads to an entity the path has not visited."""
-        return ~np.isin(self.others, path.entities)
+        return unvisited(self.others, path)
+
+
+INTENT_FAILED = {
+    intent: ~np.array([label in COMPATIBLE[intent] for label in INTENTS]) for intent in INTENTS
+}
+"""Per beam intent, per label index, whether the label is incompatible with the intent."""
+
+
+def unvisited(entities: np.ndarray, path: Path) -> np.ndarray:
+    """Per entity, whether the path does not visit it: `~np.isin(entities, path.entities)`
+    as one comparison per path entity (at most D_max + 1), without `isin`'s sort and
+    dispatch (~40 us a call, thousands of calls a query)."""
+    visited = path.entities
+    kept = entities != visited[0]
+    for entity in visited[1:]:
+        kept &= entities != entity
+    return kept
+
+
+ENTITY_MEMO = 1 << 20
+"""Items (edges, co-occurring entities) an `EntityMemo` keeps over all its entities: at
+most ~1M edges' arrays (~30 MB) or 8 MB of co-occurring entity positions. On the 1M-fact
+benchmark's queries few entities recur (the memo saved little there); a conversation's
+queries about the same people do recur."""
+
+
+class EntityMemo:
+    """Per entity, what REAL computes of it that no query changes, kept across the
+    queries of a view (`SearchSpace.of` takes one from the view's cache): an entity's
+    `EntityEdges` under one (reference time, speculative) pair, and its co-occurring
+    entities (`SearchSpace.co_occurring`, a function of the search graph, every fact
+    version whatever the query, and of the entity vectors). Hubs end beams query after
+    query; at 1M facts finding their co-occurring lists took ~15 ms a query and their
+    edges' filters ~6 ms. Emptied when it holds over `ENTITY_MEMO` items in all, so
+    memory stays bounded."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, Any] = {}
+        self._size = 0
+
+    def get(self, entity: int) -> Any:
+        return self._known.get(entity)
+
+    def put(self, entity: int, value: Any, size: int) -> None:
+        """Keep `value` for `entity`, counted as `size` items."""
+        if self._size + size > ENTITY_MEMO:
+            self._known.clear()
+            self._size = 0
+        self._known[entity] = value
+        self._size += size
 
 
 @dataclass
@@ -104,22 +165,36 @@ class SearchSpace:
     entity_types: list[str]
     entity_vectors: np.ndarray
     theta_stable: float = THETA_STABLE
-    _edges: dict[int, EntityEdges] = field(default_factory=dict, repr=False)
+    _edges: EntityMemo = field(default_factory=EntityMemo, repr=False)
+    """`EntityEdges` by entity, shared by the view's queries of the same coordinates."""
     _co_occurring: dict[int, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, repr=False
     )
+    edge_vectors: np.ndarray | None = None
+    """The index's `search_edge_vectors` when it has them for this graph (each entity's
+    edge vectors as one block of rows, in `edge_arrays` order); None: rows are gathered
+    from `graph.fact_vectors`."""
+    co_occurring_targets: EntityMemo = field(default_factory=EntityMemo, repr=False)
+    """The query-independent part of `co_occurring`, shared by the queries of one view."""
 
     @classmethod
     def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
         types, vectors = entity_features(view)
+        graph = search_graph(view, query)
+        reference_time = query.valid_at or view.snapshot.recorded_cutoff
         return cls(
-            graph=search_graph(view, query),
+            graph=graph,
             query_vector=view.embed_query(query.text),
-            reference_time=query.valid_at or view.snapshot.recorded_cutoff,
+            reference_time=reference_time,
             speculative=query.speculative,
             m=m,
             entity_types=types,
             entity_vectors=vectors,
+            edge_vectors=_edge_vectors(view, graph),
+            _edges=view.cache.setdefault(
+                f"real_edges/{reference_time.isoformat()}/{query.speculative}", EntityMemo()
+            ),
+            co_occurring_targets=view.cache.setdefault("real_co_occurring_targets", EntityMemo()),
         )
 
     def label(self, fact: int) -> str:
@@ -148,7 +223,8 @@ class SearchSpace:
         filters = _column_filters(self, facts)
         if filters is None:
             filters = self._row_filters(facts)
-        known = self._edges[entity] = EntityEdges(facts, others, outgoing, *filters)
+        known = EntityEdges(facts, others, outgoing, *filters)
+        self._edges.put(entity, known, len(facts))
         return known
 
     def _row_filters(
@@ -187,12 +263,19 @@ class SearchSpace:
         if not len(self.entity_vectors):
             known = (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         else:
-            shared = (self.graph.entity_segments[entity] @ self.graph.mentions).tocsr()
-            targets = np.asarray(shared.indices, np.int64)
-            targets = targets[(targets != entity) & ~np.isin(targets, self.edges_of(entity).others)]
-            rows = np.asarray(self.entity_vectors[targets])
-            described = rows.any(axis=1)
-            known = (targets[described], rows[described])
+            targets = self.co_occurring_targets.get(entity)
+            if targets is not None:
+                known = (targets, np.asarray(self.entity_vectors[targets]))
+            else:
+                targets = segment_product_order(self.graph, entity)
+                linked = np.zeros(self.graph.n_entities, bool)
+                linked[self.edges_of(entity).others] = True
+                linked[entity] = True
+                targets = targets[~linked[targets]]
+                rows = np.asarray(self.entity_vectors[targets])
+                described = rows.any(axis=1)
+                known = (targets[described], rows[described])
+                self.co_occurring_targets.put(entity, known[0], len(known[0]))
         self._co_occurring[entity] = known
         return known
 
@@ -204,7 +287,10 @@ class SearchSpace:
         self, path: Path, edge: Edge, repair: str | None = None, vector: np.ndarray | None = None
     ) -> Hop:
         """The hop along `edge` (`vector`: its fact's statement vector, when the caller has
-        read it for TopM; else read here)."""
+        read it for TopM; else read here). The confidence is the graph's in-memory
+        `fact_confidence` (the fact column's values as float64, what `float` of the row's
+        field gives): the row's field is read from the mapped fact table, a page fault
+        for nearly every hop, ~20 ms a query at 1M facts."""
         f = self.graph.facts[edge.fact]
         return Hop(
             fact=edge.fact,
@@ -213,7 +299,7 @@ class SearchSpace:
             relation=f["relation"],
             target_name=self.graph.entity_names[edge.other],
             text=self.graph.linearized(edge.fact),
-            confidence=float(f["confidence"]),
+            confidence=float(self.graph.fact_confidence[edge.fact]),
             outgoing=edge.outgoing,
             target_type=self.entity_types[edge.other],
             valid_from=f["valid_from"],
@@ -231,9 +317,20 @@ class SearchSpace:
 
     def best(self, vectors: np.ndarray) -> list[int]:
         """TopM: the rows of the most similar `vectors` to the query, best first (ties in
-        row order)."""
+        row order): `np.argsort(-similarity, kind="stable")[:m]`, without sorting a hub's
+        thousands of rows (`top_positions`)."""
         similarity = vectors @ self.query_vector
-        return np.argsort(-similarity, kind="stable")[: self.m].tolist()
+        return top_positions(similarity, self.m).tolist()
+
+    def edge_rows(self, entity: int, at: np.ndarray) -> np.ndarray:
+        """The statement vectors of edges `at` (positions among `edges_of(entity)`), as
+        `fact_vectors` of their facts gives them: read from the entity's block of
+        `edge_vectors` when the index has it (the same float32 rows, so products and
+        ranks are the same), else gathered from the fact matrix."""
+        if self.edge_vectors is None or not len(at):
+            return self.fact_vectors(self.edges_of(entity).facts[at])
+        first = int(self.graph.entity_facts.indptr[entity])
+        return read_rows(self.edge_vectors, first + np.asarray(at, np.int64))
 
     def fact_vectors(self, facts: np.ndarray) -> np.ndarray:
         """The facts' statement vectors stacked in order (the rows `np.stack` of the hops'
@@ -255,11 +352,20 @@ class SearchSpace:
         at = np.flatnonzero(passing)
         if not len(at):
             return []
-        vectors = self.fact_vectors(edges.facts[at])
+        vectors = self.edge_rows(path.end, at)
         return [
             path.extend(self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i]))
             for i in self.best(vectors)
         ]
+
+
+def _edge_vectors(view: SnapshotView, graph: MemoryGraph) -> np.ndarray | None:
+    """The index's `search_edge_vectors`, where it stores them for `graph` (REAL's search
+    graph, whose incidence has one entry per row); None otherwise."""
+    stored = view.graph_index.search_edge_vectors
+    if stored is None or len(stored) != graph.entity_facts.nnz:
+        return None
+    return stored
 
 
 def _column_filters(
@@ -269,7 +375,8 @@ def _column_filters(
     columns the graph selects (None where its facts are no such selection or a column
     is not of the kind read here): TimeValid and stability as comparisons of whole
     columns, and the intent label and taxonomy of each distinct (relation, cardinality,
-    closed) of the edges, computed once by `fact_intent` and `is_taxonomic`."""
+    closed) of the edges, computed once by `fact_intent` and `is_taxonomic`. Confidences
+    are the graph's in-memory `fact_confidence` (see `SearchSpace.fact_hop`)."""
     rows, at = space.graph.facts, space.reference_time
     if not isinstance(rows, FactRows) or at.tzinfo is None:
         return None
@@ -286,7 +393,7 @@ def _column_filters(
     started = ~start[0][positions] | (start[1][positions] <= now)
     closed = end[0][positions]
     time_failed = ~(started & (~closed | (end[1][positions] > now)))
-    stable = np.asarray(confidence[positions], np.float64) >= space.theta_stable
+    stable = space.graph.fact_confidence[facts] >= space.theta_stable
     stability_failed = np.zeros(len(facts), bool) if space.speculative else ~stable
     relations, cardinalities = relation[0], cardinality[0]
     relation_codes = relation[1][positions]
@@ -299,6 +406,21 @@ def _column_filters(
         labels[i] = INTENT_INDEX[fact_intent(name, kind, bool(key % 2))]
         taxonomic[i] = is_taxonomic(name)
     return time_failed, stability_failed, labels[inverse], taxonomic[inverse]
+
+
+def segment_product_order(graph: MemoryGraph, entity: int) -> np.ndarray:
+    """The entities the segments mentioning `entity` mention (itself included), in the
+    order of the indices of scipy's product `entity_segments[entity] @ mentions`, without
+    the product: scipy's CSR product (`csr_matmat`) lists a row's columns last first
+    reached first, rows of `mentions` read in the order of the entity's segments (all
+    products are positive: no entry is dropped). The order is TopM's tie-break between
+    co-occurring entities of equal similarity; scipy's validation and two matrix
+    constructions per call cost ~0.3 ms, ~10 ms a query at 1M facts."""
+    mentioned = graph.entity_segments
+    segments = mentioned.indices[mentioned.indptr[entity] : mentioned.indptr[entity + 1]]
+    columns = row_entries(graph.mentions, np.asarray(segments, np.int64))[0]
+    distinct, first = np.unique(columns, return_index=True)
+    return np.asarray(distinct[np.argsort(first)][::-1], np.int64)
 
 
 def edge_at(edges: EntityEdges, i: int) -> Edge:

@@ -7,13 +7,15 @@ code."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import numpy as np
 
 from memory.graph import MemoryGraph
+from memory.real.evaluator import DISJOINT_TIME, TYPE_MISMATCH, overlaps
 from memory.real.evidence import MAX_PATHS, MENTION_WEIGHT, Evidence, supporting_segments
-from memory.real.paths import Hop, Path
+from memory.real.paths import Hop, Path, Scores
 from memory.real.repair import CO_OCCURRENCE, Repairer, template_for
 from memory.real.space import SearchSpace
 
@@ -97,3 +99,27 @@ def rank_segments(
     top = sorted(scores, key=lambda s: (-scores[s], s))[:k]
     scored = [(graph.segment_ids[s], round(scores[s], 6)) for s in top]
     return scored, {graph.segment_ids[s]: paths[s] for s in top}
+
+
+def embedding_scores(query_vector: np.ndarray, expected_type: str | None, path: Path) -> Scores:
+    """`EmbeddingEvaluator.score_one` as it was before its centroid and links were taken
+    without `np.mean`, `np.linalg.norm` and `np.clip`."""
+    if not path.hops:
+        return Scores(0.0, 1.0, 0.0)
+    vectors = [hop.vector for hop in path.hops if hop.vector is not None]
+    relevance = 0.0
+    if vectors:
+        centroid = np.mean(vectors, axis=0)
+        norm = float(np.linalg.norm(centroid))
+        if norm > 0:
+            relevance = max(0.0, min(1.0, float(centroid @ query_vector) / norm))
+    fits = expected_type is None or path.hops[-1].target_type == expected_type
+    links = [1.0]
+    for a, b in itertools.pairwise(path.hops):
+        link = 1.0
+        if a.vector is not None and b.vector is not None:
+            link = (1.0 + float(np.clip(a.vector @ b.vector, -1.0, 1.0))) / 2.0
+        if not overlaps(a, b):
+            link *= DISJOINT_TIME
+        links.append(link)
+    return Scores(relevance, min(links), relevance * (1.0 if fits else TYPE_MISMATCH))

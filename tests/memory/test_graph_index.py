@@ -20,6 +20,7 @@ from memory.linking import similar_facts
 from memory.memorai_subgraph import structure_of
 from memory.personalai.evidence import linked_nodes
 from memory.personalai.hypergraph import personal_graph_of
+from memory.real.space import SearchSpace
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
 from memory.top import top_positions
@@ -236,7 +237,36 @@ def test_new_index_files_round_trip(view, tmp_path) -> None:
     again = read_graph_index(directory)
     assert again is not None
     assert np.array_equal(again.entity_unit_vectors, index.entity_unit_vectors)
+    assert np.array_equal(again.search_edge_vectors, index.search_edge_vectors)
     pairs = [*zip(again.memorai_structure, index.memorai_structure, strict=True)]
     pairs += [*zip(again.default_graph, index.default_graph, strict=True)]
     for a, b in pairs:
         assert (a != b).nnz == 0 and a.shape == b.shape
+
+
+def test_search_edge_vectors_are_each_entitys_edge_rows(view, old_index_dir) -> None:
+    """The stored `search_edge_vectors` hold, entity by entity, the statement vectors of
+    the entity's edges in REAL's search graph in `edge_arrays` order, bit for bit; REAL
+    reads them from there, and from the fact matrix where an index lacks them, with the
+    same explanations and hits (paths, scores, segments) either way."""
+    stored = view.graph_index.search_edge_vectors
+    assert isinstance(stored, np.memmap)
+    query = QueryContext("Where does Sam Okafor live?", 5)
+    space = SearchSpace.of(view, query, 5)
+    graph = space.graph
+    assert space.edge_vectors is stored
+    assert len(stored) == graph.entity_facts.nnz
+    for entity in range(graph.n_entities):
+        facts = graph.edge_arrays(entity)[0]
+        block = stored[graph.entity_facts.indptr[entity] : graph.entity_facts.indptr[entity + 1]]
+        assert np.array_equal(block, np.asarray(graph.fact_vectors[facts]))
+        at = np.arange(len(facts))[::2]
+        assert np.array_equal(space.edge_rows(entity, at), space.fact_vectors(facts[at]))
+    old = SnapshotView(view.snapshot, view.connect, view.db, old_index_dir)
+    assert old.graph_index.search_edge_vectors is None
+    assert SearchSpace.of(old, query, 5).edge_vectors is None
+    mapped, without = Memory(view), Memory(old)
+    for text in ("Where does Sam Okafor live and why?", "Maybe who might have led Acme?"):
+        ours, theirs = (m.query(text, strategy="real_beam", k=10) for m in (mapped, without))
+        assert ours.explanation == theirs.explanation
+        assert [dataclasses.astuple(h) for h in ours] == [dataclasses.astuple(h) for h in theirs]

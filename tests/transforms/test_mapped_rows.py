@@ -205,3 +205,15 @@ def test_unbounded_selected_rows_read_alike_and_count_nothing(mapped, monkeypatc
     np.testing.assert_array_equal(unbounded.take(np.array([9, 0])), matrix[positions[[9, 0]]])
     assert mapped_rows._touched_windows == 0
     assert unbounded.positions is positions and len(unbounded) == len(positions)
+
+
+def test_populate_maps_a_whole_mapping_and_leaves_arrays_in_memory_alone(mapped) -> None:
+    """`populate` maps every page of a mapped matrix at once (where the kernel has the
+    advice; else it says it did not), values unchanged; an array in memory is left as is."""
+    matrix, mapping = mapped
+    assert not mapped_rows.populate(matrix)
+    mapping._mmap.madvise(mmap.MADV_DONTNEED)
+    assert _resident_kib(mapping.filename) == 0
+    if mapped_rows.populate(mapping):
+        assert _resident_kib(mapping.filename) * 1024 >= matrix.nbytes
+    np.testing.assert_array_equal(np.asarray(mapping), matrix)
