@@ -314,12 +314,6 @@ class StackedRows:
         products = [np.asarray(b @ vector, np.float32) for b in self._blocks if len(b)]
         return np.concatenate(products) if products else np.zeros(0, np.float32)
 
-    def from_file(self, rows: np.ndarray) -> np.ndarray:
-        """Selected rows `rows` (positions within the selection), copied out of the file of
-        a mapped matrix without touching the mapping (`mapped_rows.read_rows_from_file`):
-        for rows a reader seldom reads again."""
-        return read_rows_from_file(self._matrix, self._positions[np.asarray(rows, np.int64)])
-
     def take(self, rows: np.ndarray) -> np.ndarray:
         """Rows `rows` (any order, repeats allowed) as one array, gathered block by block."""
         rows = np.asarray(rows, np.int64)
