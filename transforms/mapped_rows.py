@@ -151,15 +151,15 @@ def span_products(
     descriptor = _file(located[0]) if located is not None else None
     products = [np.zeros(0, np.float32)]
     row_bytes = matrix.strides[0]
-    buffer = _buffer(int(np.max(ends - starts, initial=0)) * row_bytes) if descriptor else None
+    widest = int(np.max(ends - starts, initial=0)) * row_bytes
+    buffer = _buffer(widest) if descriptor is not None else None
     for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
         if end <= start:
             continue
-        if located is None:
+        if located is None or buffer is None:
             products.append(np.asarray(matrix[start:end] @ vector, np.float32))
-        elif buffer is None:
-            products.append(np.asarray(matrix[start:end] @ vector, np.float32))
-            _hand_back(*located, start * row_bytes, end * row_bytes)
+            if located is not None:
+                _hand_back(*located, start * row_bytes, end * row_bytes)
         else:
             into = buffer[: (end - start) * row_bytes]
             _read_into(located[0], located[1] + start * row_bytes, into)
@@ -254,8 +254,7 @@ def _open_same(root: np.memmap) -> int:
         return -1
     weakref.finalize(root, os.close, descriptor)
     size = os.fstat(descriptor).st_size
-    # np.memmap maps the file from its offset rounded down to the allocation granularity
-    mapped_from = int(root.offset) - int(root.offset) % mmap.ALLOCATIONGRANULARITY
+    mapped_from = _mapped_from(root)
     if size != mapped_from + len(mapping):
         return -1
     # two pages compared through the mapping: their windows stay mapped (128 KB a file)
@@ -266,12 +265,18 @@ def _open_same(root: np.memmap) -> int:
     return descriptor
 
 
+def _mapped_from(root: np.memmap) -> int:
+    """The file byte `root`'s mapping starts at: np.memmap maps the file from its offset
+    rounded down to the allocation granularity."""
+    return int(root.offset) - int(root.offset) % mmap.ALLOCATIONGRANULARITY
+
+
 def _hand_back(root: np.memmap, first: int, begin: int, end: int) -> None:
     """Hand back the pages of bytes [begin, end) of the matrix whose first row is at file
     byte `first` of `root`'s mapping, widened by a fault-around `WINDOW` each side (the
     kernel mapped the neighbours' pages with the span's edges) to whole windows: pages of
     rows outside the span are mapped again when next touched."""
-    mapped_from = int(root.offset) - int(root.offset) % mmap.ALLOCATIONGRANULARITY
+    mapped_from = _mapped_from(root)
     low = max(first + begin - mapped_from - WINDOW, 0)
     high = first + end - mapped_from + WINDOW
     low -= low % WINDOW
