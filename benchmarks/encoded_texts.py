@@ -13,9 +13,10 @@ blocking index's keys) and keeping those the cache holds; cache rows no candidat
 are counted as `unmatched`, so a gap in the recovery shows rather than shrinking the
 baseline silently.
 
-The span-pooled rows are one per entity (its joined windows), while the encoder runs once
-per distinct plain window (`transforms.entity_contexts.encode_contexts`), so that group
-counts the distinct windows of the recovered rows.
+The span-pooled cache rows are one per marked mention window (the `contexts` column holds
+each entity's windows joined), while the encoder runs once per distinct plain window
+(`transforms.entity_contexts.window_vectors`), so that group counts the distinct plain
+texts of the recovered windows.
 """
 
 from __future__ import annotations
@@ -63,12 +64,12 @@ def encoded_texts(root: Path, collection: str, settings: Any) -> list[EncodedTex
         *columns["facts"],
         *keys.column("norm_key").to_pylist(),
     ]
+    marked = [w for joined in columns["contexts"] for w in joined.split(WINDOW_SEPARATOR)]
     pooled_key = span_pooled_key(settings.encoder_model)
     groups = [
         _matched("main encoder", settings.encoder_model, passages, cache),
         _windows(
-            _matched("span-pooled windows", pooled_key, columns["contexts"], cache),
-            settings.encoder_model,
+            _matched("span-pooled windows", pooled_key, marked, cache), settings.encoder_model
         ),
     ]
     if settings.second_encoder:
@@ -86,11 +87,7 @@ def _matched(label: str, key: str, candidates: list[str], cache: EmbeddingCache)
     return EncodedTexts(label, key, found, len(cached), len(cached) - len(found))
 
 
-def _windows(contexts: EncodedTexts, model: str) -> EncodedTexts:
-    """The distinct plain windows of recovered contexts rows, which `model` encoded."""
-    windows = {
-        split_marked(window)[0]
-        for joined in contexts.texts
-        for window in joined.split(WINDOW_SEPARATOR)
-    }
-    return EncodedTexts(contexts.label, model, sorted(windows), contexts.cached, contexts.unmatched)
+def _windows(marked: EncodedTexts, model: str) -> EncodedTexts:
+    """The distinct plain texts of recovered marked windows, which `model` encoded."""
+    plain = {split_marked(window)[0] for window in marked.texts}
+    return EncodedTexts(marked.label, model, sorted(plain), marked.cached, marked.unmatched)

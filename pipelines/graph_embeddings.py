@@ -45,7 +45,7 @@ from stores.warehouse import WarehouseStore
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
 from transforms.embedding_cache import EmbeddingCache, cached_embed
-from transforms.entity_contexts import context_rows, span_pooled_encoder
+from transforms.entity_contexts import context_rows, span_pooled_encoder, window_vectors
 from transforms.facts import THETA_STABLE
 from transforms.graph_links import entity_description, fact_statement, segment_search_text
 from transforms.progress import progress_encoder, start_progress
@@ -135,8 +135,16 @@ def _text_tables(
         segment_vectors[VECTOR_FUSION] = _cached_encoder(
             cache, settings.second_encoder, settings.batch_size, progress
         )
-    span_pooled = progress_encoder(
-        span_pooled_encoder(settings.encoder_model, settings.batch_size), progress
+    window_encoder = functools.partial(
+        window_vectors, model=settings.encoder_model, batch_size=settings.batch_size
+    )
+    span_pooled = span_pooled_encoder(
+        cached_embed(
+            progress_encoder(window_encoder, progress),
+            cache,
+            span_pooled_key(settings.encoder_model),
+            "passage",
+        )
     )
     return [
         TextTable(
@@ -173,19 +181,17 @@ def _text_tables(
             "contexts",
             pa.Table.from_pylist(contexts, schema=LANCE_ENTITY_CONTEXTS),
             "entity_id",
-            {
-                VECTOR: cached_embed(
-                    span_pooled, cache, span_pooled_key(settings.encoder_model), "passage"
-                )
-            },
+            {VECTOR: span_pooled},
             TEXT_COLUMNS["contexts"],
         ),
     ]
 
 
 def span_pooled_key(encoder_model: str) -> str:
-    """The embedding cache's encoder id of `encoder_model`'s span-pooled entity contexts."""
-    return f"{encoder_model}#span-pooled"
+    """The embedding cache's encoder id of `encoder_model`'s span-pooled vectors, one per
+    marked mention window (`transforms.entity_contexts.window_vectors`); an entity's
+    vector is the mean of its windows', pooled at each build from the cache."""
+    return f"{encoder_model}#span-window"
 
 
 def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int, progress: Path) -> Embed:

@@ -11,7 +11,10 @@ builds one graph per context and is silent on entities seen in several contexts.
 The window is `CONTEXT_TOKENS` whitespace tokens including the mention (half before,
 half after, shifted when the text ends), cut from the mention's segment. Windows are
 stored as text with the span marked by `SPAN_OPEN`/`SPAN_CLOSE`, so the LanceDB sync
-re-embeds only entities whose windows changed; `span_pooled_encoder` reads the marks.
+re-embeds only entities whose windows changed. The pooled vector of each marked window
+(`window_vectors`) is what the build caches, not the entity's joined windows: an entity
+that gains a mention in new documents has only that window encoded, its other windows
+come from the cache, and the entity vector is their mean again (`pool_contexts`).
 """
 
 from __future__ import annotations
@@ -74,51 +77,67 @@ def split_marked(window: str) -> tuple[str, int, int]:
     return window.replace(SPAN_OPEN, "").replace(SPAN_CLOSE, ""), start, end
 
 
-def span_pooled_encoder(model: str, batch_size: int = 64) -> Callable[[Sequence[str]], np.ndarray]:
-    """An `embed` function for `sync_table`: contexts strings -> normalised entity vectors."""
-    return functools.partial(encode_contexts, model=model, batch_size=batch_size)
+def span_pooled_encoder(
+    window_embed: Callable[[Sequence[str]], np.ndarray],
+) -> Callable[[Sequence[str]], np.ndarray]:
+    """An `embed` function for `sync_table`: contexts strings -> normalised entity vectors,
+    each marked window's vector coming from `window_embed` (`window_vectors`, usually
+    behind the embedding cache, so a window is encoded once across builds)."""
+    return functools.partial(pool_contexts, window_embed=window_embed)
 
 
 def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -> np.ndarray:
-    """Per contexts string: mean over its windows of the span-pooled token vectors.
+    """Per contexts string: the normalised mean of its windows' span-pooled vectors."""
+    window_embed = functools.partial(window_vectors, model=model, batch_size=batch_size)
+    return pool_contexts(contexts, window_embed)
 
-    Windows with the same plain text (mentions of several entities in one short segment
-    give the same window with different marks) run through the encoder once, and the
-    distinct texts are batched in length order, so padding stays small; each mention's
-    span is pooled from its text's token vectors, which padding does not change.
 
-    An encoder without token outputs (the packaged e5 engine) embeds each whole window
-    instead: the entity is still described by its contexts, not pooled over its span."""
+def pool_contexts(
+    contexts: Sequence[str], window_embed: Callable[[Sequence[str]], np.ndarray]
+) -> np.ndarray:
+    """Per contexts string: the normalised mean of its marked windows' vectors.
+
+    The distinct marked windows go to `window_embed` in one call, ordered by their plain
+    text, so windows sharing a text (mentions of several entities in one short segment)
+    sit together and reach the encoder in the same chunk."""
+    rows = [joined.split(WINDOW_SEPARATOR) for joined in contexts]
+    distinct = sorted({w for ws in rows for w in ws}, key=lambda w: (split_marked(w)[0], w))
+    vectors = np.asarray(window_embed(distinct), np.float32)
+    if not rows:
+        return np.zeros((0, vectors.shape[1]), np.float32)
+    position = {w: i for i, w in enumerate(distinct)}
+    pooled = np.array([vectors[[position[w] for w in ws]].mean(axis=0) for ws in rows])
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def window_vectors(windows: Sequence[str], model: str, batch_size: int = 64) -> np.ndarray:
+    """Per marked window: the mean of `model`'s token vectors over the marked span.
+
+    Windows with the same plain text run through the encoder once, and the distinct texts
+    are batched in length order, so padding stays small; each window's span is pooled
+    from its text's token vectors, which padding does not change.
+
+    An encoder without token outputs (the packaged e5 engine) gives each window its plain
+    text's sentence vector instead: the entity is still described by its contexts, not
+    pooled over its span."""
+    if not windows:
+        return np.zeros((0, encoder_dimension(model)), np.float32)
+    marked = [split_marked(w) for w in windows]
     if not has_token_outputs(model):
-        return _encode_windows(contexts, model, batch_size)
+        distinct = sorted({text for text, _, _ in marked})
+        by_text = dict(zip(distinct, encode(distinct, model, batch_size), strict=True))
+        return np.array([by_text[text] for text, _, _ in marked], np.float32)
     spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for row, joined in enumerate(contexts):
-        for window in joined.split(WINDOW_SEPARATOR):
-            text, start, end = split_marked(window)
-            spans[text].append((row, start, end))
+    for row, (text, start, end) in enumerate(marked):
+        spans[text].append((row, start, end))
     texts = sorted(spans, key=len)
-    dim = encoder_dimension(model)
-    sums, counts = np.zeros((len(contexts), dim), np.float32), np.zeros(len(contexts))
+    vectors = np.zeros((len(windows), encoder_dimension(model)), np.float32)
     for batch in token_batches(texts, model, batch_size):
         for i, text_row in enumerate(batch.rows):
             offsets, hidden = batch.offsets[i], batch.states[i]
             real = batch.mask[i] & (offsets[:, 1] > offsets[:, 0])
             for row, start, end in spans[texts[text_row]]:
                 span = real & (offsets[:, 0] < end) & (offsets[:, 1] > start)
-                sums[row] += hidden[span if span.any() else real].mean(axis=0)
-                counts[row] += 1
-    vectors = sums / np.maximum(counts, 1)[:, None]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-
-
-def _encode_windows(contexts: Sequence[str], model: str, batch_size: int) -> np.ndarray:
-    """Per contexts string: the normalised mean of its windows' sentence vectors."""
-    windows = [[split_marked(w)[0] for w in joined.split(WINDOW_SEPARATOR)] for joined in contexts]
-    distinct = sorted({w for ws in windows for w in ws})
-    vectors = dict(zip(distinct, encode(distinct, model, batch_size), strict=True))
-    pooled = np.array([np.mean([vectors[w] for w in ws], axis=0) for ws in windows], np.float32)
-    if not len(pooled):
-        return np.zeros((0, encoder_dimension(model)), np.float32)
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+                vectors[row] = hidden[span if span.any() else real].mean(axis=0)
+    return vectors

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from transforms.embedding import DEFAULT_ENCODER, encode
+from transforms.embedding import DEFAULT_ENCODER, PACKAGED_E5, encode
+from transforms.embedding_cache import EmbeddingCache, cached_embed
 from transforms.entity_contexts import (
     MAX_MENTIONS,
     SPAN_CLOSE,
@@ -11,7 +12,9 @@ from transforms.entity_contexts import (
     context_rows,
     context_window,
     encode_contexts,
+    span_pooled_encoder,
     split_marked,
+    window_vectors,
 )
 
 TEXT = " ".join(f"w{i}" for i in range(100))
@@ -82,3 +85,50 @@ def test_windows_sharing_a_text_pool_their_own_spans():
     assert np.allclose(both[0], alone[0], atol=1e-5) and np.allclose(both[1], alone[1], atol=1e-5)
     assert float(both[0] @ both[1]) < 0.99, "one encoded text, two different spans"
     assert min(float(both[2] @ alone[0]), float(both[2] @ alone[1])) > float(both[0] @ both[1])
+
+
+class CountingWindows:
+    """The real `window_vectors`, recording the marked windows it is asked to encode."""
+
+    def __init__(self) -> None:
+        self.windows: list[str] = []
+
+    def __call__(self, windows):
+        self.windows.extend(windows)
+        return window_vectors(windows, DEFAULT_ENCODER)
+
+
+def test_an_entity_gaining_a_mention_encodes_only_the_new_window(tmp_path):
+    text = "Priya Natarajan moved from Rotterdam to Lisbon in 2021."
+    priya, lisbon = context_window(text, 0, 15), context_window(text, 40, 46)
+    later = context_window("Later Priya Natarajan opened the Porto office.", 6, 21)
+    counting = CountingWindows()
+    cache = EmbeddingCache(tmp_path / "embeddings.duckdb")
+    pooled = span_pooled_encoder(cached_embed(counting, cache, "minilm#span-window", "passage"))
+    first = pooled([priya, lisbon])
+    assert sorted(counting.windows) == sorted([priya, lisbon])
+    grown = WINDOW_SEPARATOR.join([priya, later])
+    second = pooled([grown, lisbon])
+    assert counting.windows[2:] == [later], "the cached windows are not encoded again"
+    np.testing.assert_allclose(first, encode_contexts([priya, lisbon], DEFAULT_ENCODER), atol=1e-6)
+    np.testing.assert_allclose(second[0], encode_contexts([grown], DEFAULT_ENCODER)[0], atol=1e-6)
+    np.testing.assert_array_equal(second[1], first[1])
+
+
+def test_window_vectors_pool_the_span_unnormalised():
+    text = "We walked along the bank of the river."
+    bank, river = context_window(text, 20, 24), context_window(text, 32, 37)
+    vectors = window_vectors([bank, river, bank], DEFAULT_ENCODER)
+    assert vectors.shape == (3, 384) and np.array_equal(vectors[0], vectors[2])
+    assert not np.allclose(vectors[0], vectors[1])
+    unit = vectors[0] / np.linalg.norm(vectors[0])
+    np.testing.assert_allclose(encode_contexts([bank], DEFAULT_ENCODER)[0], unit, atol=1e-6)
+    assert window_vectors([], DEFAULT_ENCODER).shape == (0, 384)
+
+
+def test_an_encoder_without_token_outputs_gives_each_window_its_sentence_vector():
+    window = context_window("Priya Natarajan moved from Rotterdam to Lisbon.", 0, 15)
+    plain = split_marked(window)[0]
+    vectors = window_vectors([window, window], PACKAGED_E5)
+    np.testing.assert_allclose(vectors[0], encode([plain], PACKAGED_E5)[0], atol=1e-6)
+    np.testing.assert_array_equal(vectors[0], vectors[1])
