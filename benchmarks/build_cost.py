@@ -40,10 +40,11 @@ with it off, the LLM-call figures are 0 by construction and reported as such.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -65,9 +66,9 @@ from benchmarks.retrieval_latency import (
     measure_target,
     resolve_strategies,
 )
+from benchmarks.worker_start import start_worker
 from stores.snapshots import list_snapshots
 from stores.workspace import Workspace
-from transforms.gc_tuning import tune_gc
 
 BENCH_DIR = "bench_build"
 COLLECTION = "bench"
@@ -388,15 +389,23 @@ def marginal_mib_per_1k_facts(points: Sequence[MemoryPoint]) -> float | None:
 
 
 def memory_point(
-    documents: int, seed: int, root: Path, home: Path, llm: bool, hooks: Hooks
+    documents: int,
+    seed: int,
+    root: Path,
+    home: Path,
+    llm: bool,
+    hooks: Hooks,
+    worker_setup: Callable[[], object] | None = None,
 ) -> MemoryPoint:
     """`measure_memory` in a spawned process of its own, its garbage collector tuned before
-    anything is imported, as `kgmem build` tunes it; its workspace is removed after."""
+    anything is imported, as `kgmem build` tunes it, then `worker_setup` run (the CLI's
+    routing of library logs away from the terminal); its workspace is removed after."""
     hooks.task(f"memory: {documents:,} documents, fresh process", None)
     shutil.rmtree(root, ignore_errors=True)
     try:
         spawn = get_context("spawn")
-        with ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=tune_gc) as pool:
+        start = functools.partial(start_worker, worker_setup)
+        with ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=start) as pool:
             point = pool.submit(measure_memory, documents, seed, str(root), str(home), llm)
             return MemoryPoint(**point.result())
     finally:
@@ -426,8 +435,10 @@ def run(
     seed: int = 0,
     bare_segments: int | None = DEFAULT_BARE_SEGMENTS,
     hooks: Hooks | None = None,
+    worker_setup: Callable[[], object] | None = None,
 ) -> BuildBenchResult:
-    """Every measurement of the module docstring, in that order."""
+    """Every measurement of the module docstring, in that order (`worker_setup` runs at
+    the start of each memory point's process)."""
     if documents < 2:
         raise ValueError("--documents must be at least 2")
     if queries < 1:
@@ -457,7 +468,7 @@ def run(
     bare = bare_models(root, settings, bare_segments, encoded, hooks)
 
     memory = [
-        memory_point(n, seed, bench / f"memory-{n}", home, llm, hooks)
+        memory_point(n, seed, bench / f"memory-{n}", home, llm, hooks, worker_setup)
         for n in (sizes or default_sizes(documents))
     ]
     target = Target(

@@ -14,6 +14,7 @@ terminal (a log file), the tables to stdout.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from kgmem.cli.common import console, out
+from kgmem.cli.common import console, out, route_library_logs
+from stores.workspace import Workspace
 
 if TYPE_CHECKING:
     from benchmarks.build_cost import BuildBenchResult
@@ -94,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bare_segments=args.bare_segments or None,
             hooks=hooks,
+            worker_setup=functools.partial(
+                route_library_logs, Workspace.at(args.home).root, args.verbose
+            ),
         )
     json_out.write_text(json.dumps(result.as_dict(), indent=2))
     for table in (throughput_table(result), encoded_texts_table(result), rerun_table(result),

@@ -4,7 +4,10 @@ LLM call on re-run, nothing redone on an unchanged re-run). No timing assertions
 
 from __future__ import annotations
 
+import functools
 import json
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,9 @@ from benchmarks.build_cost import (
     uniform_sample,
 )
 from benchmarks.process_memory import own_peak_rss_mib
+from benchmarks.worker_start import start_worker
 from kgmem.cli import main
+from kgmem.cli.common import LOG_FILE, route_library_logs
 from stores.workspace import Workspace
 from transforms.loaders import load_inputs
 from transforms.relation_registry import RelationRegistry
@@ -124,6 +129,24 @@ def test_size_parsing_and_marginal_growth() -> None:
     assert marginal_mib_per_1k_facts(points) == 10.0
     assert points[0].mib_per_1k_facts == 250.0
     assert own_peak_rss_mib() > 0
+
+
+def test_a_memory_point_process_sends_library_logs_to_the_log_file(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The worker start `memory_point` gives its spawned build process, with the CLI's
+    log routing as `worker_setup`, keeps what the bench's modules log as they load (Beam's
+    "apitools not found") and a library's later warning off the terminal."""
+    setup = functools.partial(route_library_logs, tmp_path, False)
+    start = functools.partial(start_worker, setup)
+    work = "import benchmarks.build_cost, logging\n" + (
+        "logging.getLogger('apache_beam').warning('a library warning')"
+    )
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=start) as pool:
+        pool.submit(exec, work).result()
+    terminal = capfd.readouterr().err
+    assert "apitools" not in terminal and "a library warning" not in terminal
+    assert "a library warning" in (tmp_path / LOG_FILE).read_text()
 
 
 @pytest.fixture(scope="module")
