@@ -129,22 +129,17 @@ def _text_tables(
     cache = EmbeddingCache(settings.embedding_cache_path(warehouse.workspace.embedding_cache_path))
     progress = warehouse.workspace.progress_file(collection, STAGE)
     start_progress(progress, 0, "texts embedded")
-    embed = _cached_encoder(cache, settings.encoder_model, settings.batch_size, progress)
+    model, batch_size = settings.encoder_model, settings.batch_size
+    embed = _cached_encoder(cache, model, _passages(model, batch_size), progress)
     segment_vectors = {VECTOR: embed}
     if settings.second_encoder:
+        fusion = _passages(settings.second_encoder, batch_size)
         segment_vectors[VECTOR_FUSION] = _cached_encoder(
-            cache, settings.second_encoder, settings.batch_size, progress
+            cache, settings.second_encoder, fusion, progress
         )
-    window_encoder = functools.partial(
-        window_vectors, model=settings.encoder_model, batch_size=settings.batch_size
-    )
+    windows = functools.partial(window_vectors, model=model, batch_size=batch_size)
     span_pooled = span_pooled_encoder(
-        cached_embed(
-            progress_encoder(window_encoder, progress),
-            cache,
-            span_pooled_key(settings.encoder_model),
-            "passage",
-        )
+        _cached_encoder(cache, span_pooled_key(model), windows, progress)
     )
     return [
         TextTable(
@@ -194,11 +189,15 @@ def span_pooled_key(encoder_model: str) -> str:
     return f"{encoder_model}#span-window"
 
 
-def _cached_encoder(cache: EmbeddingCache, model: str, batch_size: int, progress: Path) -> Embed:
-    """Passage embeddings of `model` behind the workspace's embedding cache, the texts it
-    encodes counted in the stage's progress file."""
-    encoder = functools.partial(encode, model=model, batch_size=batch_size, role="passage")
-    return cached_embed(progress_encoder(encoder, progress), cache, model, "passage")
+def _cached_encoder(cache: EmbeddingCache, key: str, encoder: Embed, progress: Path) -> Embed:
+    """`encoder` (passage role) behind the workspace's embedding cache under encoder id
+    `key`, the texts it encodes counted in the stage's progress file."""
+    return cached_embed(progress_encoder(encoder, progress), cache, key, "passage")
+
+
+def _passages(model: str, batch_size: int) -> Embed:
+    """Passage embeddings of `model`."""
+    return functools.partial(encode, model=model, batch_size=batch_size, role="passage")
 
 
 def _training_figures(structure: StructureSync, config: dict[str, Any]) -> dict[str, Any]:

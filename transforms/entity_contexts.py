@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode, encoder_dimension, has_token_outputs, token_batches
+from transforms.embedding_cache import Embed
 
 CONTEXT_TOKENS = 64
 MAX_MENTIONS = 8
@@ -77,9 +78,7 @@ def split_marked(window: str) -> tuple[str, int, int]:
     return window.replace(SPAN_OPEN, "").replace(SPAN_CLOSE, ""), start, end
 
 
-def span_pooled_encoder(
-    window_embed: Callable[[Sequence[str]], np.ndarray],
-) -> Callable[[Sequence[str]], np.ndarray]:
+def span_pooled_encoder(window_embed: Embed) -> Embed:
     """An `embed` function for `sync_table`: contexts strings -> normalised entity vectors,
     each marked window's vector coming from `window_embed` (`window_vectors`, usually
     behind the embedding cache, so a window is encoded once across builds)."""
@@ -92,9 +91,7 @@ def encode_contexts(contexts: Sequence[str], model: str, batch_size: int = 64) -
     return pool_contexts(contexts, window_embed)
 
 
-def pool_contexts(
-    contexts: Sequence[str], window_embed: Callable[[Sequence[str]], np.ndarray]
-) -> np.ndarray:
+def pool_contexts(contexts: Sequence[str], window_embed: Embed) -> np.ndarray:
     """Per contexts string: the normalised mean of its marked windows' vectors.
 
     The distinct marked windows go to `window_embed` in one call, ordered by their plain
