@@ -145,8 +145,10 @@ def test_mapped_and_computed_indexes_answer_alike(graph_memory, view, old_index_
 def _alike(a: object, b: object) -> bool:
     """Equal, with floats compared to 1e-6 relative (float32 rounding), anywhere in nested
     tuples, lists and dicts: a mapped index and one computed in the process hold the same
-    float32 vectors at different addresses, and their products were once seen to differ
-    in the last bits (kgermar_fusion, one clean-clone run of the suite in several)."""
+    float32 vectors at different addresses, and a BLAS kernel may sum a product over
+    them in another order depending on alignment. (A kgermar_fusion mismatch once blamed
+    on this was another xdist worker's test writing fitted fusion weights into the shared
+    sample workspace; that test now works on a copy.)"""
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
     if isinstance(a, dict) and isinstance(b, dict):

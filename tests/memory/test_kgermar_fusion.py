@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import lancedb
@@ -128,25 +129,30 @@ def test_simplex_grid_and_weight_parsing() -> None:
 
 
 def test_cli_fits_and_the_strategy_reads_the_weights(
-    graph_build, graph_memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    graph_build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """On a copy of the sample workspace: the fitted weights file is workspace state that
+    every kgermar_fusion query of that home reads, and the sample build is shared by the
+    run's xdist workers, whose kgermar tests (the mapped-vs-computed index comparison
+    among them) would otherwise rank by whichever weights the file held that moment."""
     from kgmem.cli.app import main
+    from memory import Memory
 
-    monkeypatch.setenv(HOME_ENV, str(graph_build.root))  # main() sets it; restored after
+    home = tmp_path / "home"
+    shutil.copytree(graph_build.root, home, ignore=shutil.ignore_patterns("dagster"))
+    monkeypatch.setenv(HOME_ENV, str(home))  # main() sets it; restored after
     path = tmp_path / "dev.jsonl"
     path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    stored = weights_path(graph_build.root)
-    try:
-        argv = ["train", "fusion-weights", "--questions", str(path), "--k", "3"]
-        assert main([*argv, "--home", str(graph_build.root), "--collection", "sample"]) == 0
-        record = json.loads(stored.read_text())["sample"]
-        assert sum(record["weights"].values()) == pytest.approx(1.0)
-        result = graph_memory.query("Who is the CEO of Acme?", strategy="kgermar_fusion", k=3)
-        assert result.explanation["weights_source"].startswith("fitted")
-        assert result.explanation["weights"] == pytest.approx(record["weights"])
-    finally:
-        stored.unlink(missing_ok=True)
-    assert main(["train", "fusion-weights", "--home", str(graph_build.root)]) == 2
+    argv = ["train", "fusion-weights", "--questions", str(path), "--k", "3"]
+    assert main([*argv, "--home", str(home), "--collection", "sample"]) == 0
+    record = json.loads(weights_path(home).read_text())["sample"]
+    assert sum(record["weights"].values()) == pytest.approx(1.0)
+    with Memory.open(home) as memory:
+        result = memory.query("Who is the CEO of Acme?", strategy="kgermar_fusion", k=3)
+    assert result.explanation["weights_source"].startswith("fitted")
+    assert result.explanation["weights"] == pytest.approx(record["weights"])
+    assert not weights_path(graph_build.root).exists(), "the shared workspace is untouched"
+    assert main(["train", "fusion-weights", "--home", str(home)]) == 2
 
 
 def test_structure_sync_keeps_the_table_when_nothing_changed(tmp_path: Path) -> None:
