@@ -19,6 +19,11 @@ Choices where the paper is silent:
 - All hyperedges joining two consecutive path nodes are retrieved (the paper keeps every
   triplet between them); each keeps the whole path as its chain, shown with the
   representative hyperedge of each step (a fact before a thesis before an episode).
+
+How it runs: with unit steps and h in [0, 1], f = g + h orders the frontier depth by
+depth, so a search pops (and expands) a whole depth at once, as array operations
+(`_by_depths`), in the order a heap of every push gives; a heap search
+(`_by_heap`) remains for the one tie that order does not reproduce (see there).
 """
 
 from __future__ import annotations
@@ -67,21 +72,36 @@ class Expansions:
         self.cost = np.zeros(n_nodes, np.int64)
         """Per node, its cost in the search under way (where `stamp` says so)."""
         self.stamp = np.zeros(n_nodes, np.int64)
+        self.parent = np.zeros(n_nodes, np.int64)
+        """Per node, the node that pushed it in the search under way (`_by_depths`)."""
         self.closed = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that expanded it."""
         self.searches = 0
 
     def of(self, node: int, target: int) -> tuple[np.ndarray, np.ndarray]:
         """(the node's neighbours, most recently met first; their heuristic to `target`)."""
-        neighbours = self._neighbours.get(node)
-        if neighbours is None:
-            neighbours = self._neighbours[node] = self._hypergraph.neighbours(node)
-            new = neighbours[~self._known[neighbours]]
-            if len(new):
-                products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
-                self._heuristic[new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
-                self._known[new] = True
-        return neighbours, self._heuristic[neighbours, self._column[target]]
+        (neighbours,) = self.neighbour_lists([node])
+        return neighbours, self.heuristic(neighbours, target)
+
+    def neighbour_lists(self, nodes: Sequence[int]) -> list[np.ndarray]:
+        """Each node's neighbours, most recently met first; those not met yet this query
+        read off the hypergraph in one batch (`Hypergraph.neighbours_of`)."""
+        missing = [node for node in dict.fromkeys(nodes) if node not in self._neighbours]
+        if missing:
+            self._neighbours.update(
+                zip(missing, self._hypergraph.neighbours_of(missing), strict=True)
+            )
+        return [self._neighbours[node] for node in nodes]
+
+    def heuristic(self, nodes: np.ndarray, target: int) -> np.ndarray:
+        """h of `nodes` (distinct) towards `target`; a node's row of products with every
+        target is computed when first asked for."""
+        new = nodes[~self._known[nodes]]
+        if len(new):
+            products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
+            self._heuristic[new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
+            self._known[new] = True
+        return self._heuristic[nodes, self._column[target]]
 
 
 def shortest_path(
@@ -91,7 +111,96 @@ def shortest_path(
     params: AStarParams = AStarParams(),
     expansions: Expansions | None = None,
 ) -> tuple[list[int] | None, int, set[int]]:
-    """(nodes of a cheapest start..target path or None, expansions, expanded nodes).
+    """(nodes of a cheapest start..target path or None, expansions, expanded nodes): the
+    search by depths, or by a heap where a node at h = 1 makes their orders differ."""
+    expansions = expansions or Expansions(hypergraph, [target])
+    found = _by_depths(start, target, params, expansions)
+    return found if found is not None else _by_heap(start, target, params, expansions)
+
+
+def _by_depths(
+    start: int, target: int, params: AStarParams, expansions: Expansions
+) -> tuple[list[int] | None, int, set[int]] | None:
+    """The search a depth at a time; None where a node at h = 1 could be popped.
+
+    Every push from a node at depth g is at depth g + 1 with f in [g + 1, g + 2], so the
+    heap pops depth by depth, and within a depth by h, then push order (f = g + h rises
+    with h, and its ties go to the smaller h). Pushes are made once: a node already
+    pushed (or expanded) in the search is never better at a deeper level, and among the
+    nodes of one depth the first to expand pushes a common neighbour. So a depth's pops
+    are the stable sort of its pushes by h, in the order its nodes expand (the
+    concatenation of their neighbour lists), and only its first `max_passed_nodes -
+    expanded + 1` can pop: popping the target returns its path, one more pop past the
+    budget ends the search. The exception: a node at h = 1 (its vector opposite the
+    target's) has f = g + 1, equal to a next-depth push at h = 0, which the heap pops
+    first; then None is returned and the heap search runs
+    (`tests/memory/test_frontier_differential.py` checks both against the loop)."""
+    expansions.searches += 1
+    search = expansions.searches
+    expansions.stamp[start], expansions.cost[start], expansions.parent[start] = search, 0, start
+    depth, nodes, heuristic = 0, np.array([start]), np.zeros(1)
+    expanded: list[np.ndarray] = []
+    count = 0
+    while len(nodes):
+        room = params.max_passed_nodes - count
+        popped = nodes[: room + 1]
+        if len(popped) and heuristic[len(popped) - 1] == 1.0:
+            return None
+        hit = np.flatnonzero(popped == target)
+        if len(hit):
+            expanded.append(popped[: hit[0]])
+            return _walk_back(expansions, start, target), count + int(hit[0]), _union(expanded)
+        popped = nodes[:room]
+        expanded.append(popped)
+        expansions.closed[popped] = search
+        count += len(popped)
+        if len(nodes) > room or depth >= params.max_depth:
+            break
+        depth += 1
+        nodes, heuristic = _pushes(popped, depth, target, expansions)
+        kept = smallest_first(heuristic, params.max_passed_nodes - count + 1)
+        nodes, heuristic = nodes[kept], heuristic[kept]
+    return None, count, _union(expanded)
+
+
+def _pushes(
+    parents: np.ndarray, depth: int, target: int, expansions: Expansions
+) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes the `parents` (expanded in this order) push at `depth`, in push order,
+    with their h; each marked pushed, at `depth`, by its parent."""
+    lists = expansions.neighbour_lists(parents.tolist())
+    met = np.concatenate(lists) if lists else np.zeros(0, np.int64)
+    by = np.repeat(parents, [len(found) for found in lists])
+    fresh = np.flatnonzero(expansions.stamp[met] != expansions.searches)
+    met, by = met[fresh], by[fresh]
+    _, first = np.unique(met, return_index=True)
+    first.sort()
+    met, by = met[first], by[first]
+    expansions.stamp[met], expansions.cost[met], expansions.parent[met] = (
+        expansions.searches,
+        depth,
+        by,
+    )
+    heuristic = expansions.heuristic(met, target).astype(np.float64)
+    heuristic[met == target] = 0.0
+    return met, heuristic
+
+
+def _walk_back(expansions: Expansions, start: int, node: int) -> list[int]:
+    path = [node]
+    while path[-1] != start:
+        path.append(int(expansions.parent[path[-1]]))
+    return path[::-1]
+
+
+def _union(parts: list[np.ndarray]) -> set[int]:
+    return set(np.concatenate(parts).tolist()) if parts else set()
+
+
+def _by_heap(
+    start: int, target: int, params: AStarParams, expansions: Expansions
+) -> tuple[list[int] | None, int, set[int]]:
+    """The search popping one node at a time from a heap.
 
     The frontier is a heap of expansions rather than of nodes: an expansion's pushes are
     sorted once as arrays (by f, then h, then push order, the heap's own order) and only
@@ -101,7 +210,6 @@ def shortest_path(
     must be popped (expanded, or found expanded) before any later one of the same
     expansion, and the budget ends the search before that many more pops, so the rest
     would never be popped (an exact cut, `tests/memory/test_frontier_differential.py`)."""
-    expansions = expansions or Expansions(hypergraph, [target])
     expansions.searches += 1
     search = expansions.searches
     unreached = np.iinfo(np.int64).max

@@ -144,10 +144,24 @@ class Hypergraph:
         """The other members of the node's hyperedges, the most recently met first (read
         off its hyperedges, not from a whole-graph node x node product, which hub
         episodes make large and slow to build)."""
-        cols = row_indices(self.members, self.hyperedges_of(node))
-        _, first = np.unique(cols, return_index=True)
-        met = cols[np.sort(first)][::-1]
-        return met[met != node]
+        return self.neighbours_of([node])[0]
+
+    def neighbours_of(self, nodes: Sequence[int]) -> list[np.ndarray]:
+        """`neighbours` of each of `nodes`, all read in one pass: the members of every
+        node's hyperedges in a row (grouped by node, in the order met), each (node,
+        member) pair's first occurrence kept, each node's group reversed."""
+        nodes = np.asarray(nodes, np.int64)
+        if not len(nodes):
+            return []
+        node_of_edge, edges = row_entries(self.incidence, nodes)
+        edge_at, members = row_entries(self.members, edges)
+        owners = node_of_edge[edge_at]
+        _, first = np.unique(owners * self.n_nodes + members, return_index=True)
+        first.sort()
+        owners, members = owners[first][::-1], members[first][::-1]
+        other = members != nodes[owners]
+        counts = np.bincount(owners[other], minlength=len(nodes))[::-1]
+        return np.split(members[other], np.cumsum(counts)[:-1])[::-1]
 
     def joining(self, u: int, v: int) -> np.ndarray:
         """The hyperedges that have both `u` and `v` as members."""

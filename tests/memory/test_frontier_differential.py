@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
+from memory.personalai import astar as astar_module
 from memory.personalai import beam
 from memory.personalai import water_circles as water_circles_module
 from memory.personalai.astar import AStarParams, Expansions, shortest_path
@@ -140,6 +141,32 @@ def test_astar_on_random_10k_fact_hypergraphs(seed: int, params: AStarParams) ->
     )
     for linked in ([0, 7], [5, 2_000, 2_499], [1_000, 1_500, 2_200, 30]):
         _same_shortest_paths(hypergraph, linked, params)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_astar_with_tied_and_opposite_heuristics(seed: int, monkeypatch) -> None:
+    """Node vectors drawn from four axes (e0, -e0, e1, e2) towards targets on e0: h is 0,
+    1 or 1/2 exactly, so pops are decided by the tie-breaks (h, then push order), and a
+    node at h = 1 ties a next-depth push at h = 0; the search by depths hands those
+    searches to the heap search, and both return what the loop returns."""
+    rng = np.random.default_rng(seed)
+    hypergraph = _random_hypergraph(seed)
+    axes = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)
+    axis = rng.integers(0, len(axes), hypergraph.n_nodes)
+    hypergraph.node_vectors = np.pad(axes[axis], ((0, 0), (0, 5)))
+    on_e0 = np.flatnonzero(axis == 0)
+    by_depths = []
+    original = astar_module._by_depths
+    monkeypatch.setattr(
+        astar_module,
+        "_by_depths",
+        lambda *args: by_depths.append(original(*args)) or by_depths[-1],
+    )
+    for params in (AStarParams(), AStarParams(max_depth=3, max_passed_nodes=60)):
+        for linked in (on_e0[:3].tolist(), on_e0[-4:].tolist(), [int(on_e0[5]), 2_499]):
+            _same_shortest_paths(hypergraph, linked, params)
+    assert any(found is None for found in by_depths), "some searches met a node at h = 1"
+    assert any(found is not None for found in by_depths), "others ran by depths"
 
 
 def test_stacked_hyperedge_vectors_multiply_like_their_concatenation(graph_memory) -> None:
