@@ -67,7 +67,9 @@ class Expansions:
         self._goals = hypergraph.node_vectors[list(self._column)]
         self._neighbours: dict[int, np.ndarray] = {}
         n_nodes = hypergraph.n_nodes
-        self._heuristic = np.zeros((n_nodes, len(self._column)), np.float32)
+        self._heuristic = np.zeros((len(self._column), n_nodes), np.float32)
+        """Per target, h of every node towards it (where `_known`): a row per target, so
+        one target's values of many nodes are a gather from one contiguous row."""
         self._known = np.zeros(n_nodes, bool)
         self.cost = np.zeros(n_nodes, np.int64)
         """Per node, its cost in the search under way (where `stamp` says so)."""
@@ -76,6 +78,7 @@ class Expansions:
         """Per node, the node that pushed it in the search under way (`_by_depths`)."""
         self.closed = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that expanded it."""
+        self._first = np.zeros(n_nodes, np.int64)
         self.searches = 0
 
     def of(self, node: int, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -99,9 +102,18 @@ class Expansions:
         new = nodes[~self._known[nodes]]
         if len(new):
             products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
-            self._heuristic[new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
+            self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
             self._known[new] = True
-        return self._heuristic[nodes, self._column[target]]
+        return self._heuristic[self._column[target]][nodes]
+
+    def first_met(self, nodes: np.ndarray) -> np.ndarray:
+        """Positions of each distinct node's first occurrence in `nodes`, ascending (what
+        `np.unique(..., return_index=True)` gives, sorted, in one linear pass: the least
+        position of each node through a per-node scratch array)."""
+        positions = np.arange(len(nodes))
+        self._first[nodes] = len(nodes)
+        np.minimum.at(self._first, nodes, positions)
+        return np.flatnonzero(self._first[nodes] == positions)
 
 
 def shortest_path(
@@ -173,8 +185,7 @@ def _pushes(
     by = np.repeat(parents, [len(found) for found in lists])
     fresh = np.flatnonzero(expansions.stamp[met] != expansions.searches)
     met, by = met[fresh], by[fresh]
-    _, first = np.unique(met, return_index=True)
-    first.sort()
+    first = expansions.first_met(met)
     met, by = met[first], by[first]
     expansions.stamp[met], expansions.cost[met], expansions.parent[met] = (
         expansions.searches,
