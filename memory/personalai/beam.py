@@ -155,39 +155,47 @@ def _choose(
 
     A candidate's path is its beam's path plus one step, so the test splits into one on
     the beam (its nodes and hyperedges, the same for all its candidates) and one on the
-    step's target and hyperedge. The admissible candidates are kept as a mask, narrowed
-    after each pick by what that pick newly took (its nodes and hyperedges, the beams it
-    closes), over the candidates after it: a pick costs an array pass with the few newly
-    taken items, not one with all taken so far, nor a path object per candidate looked at
-    (a hub's beam has thousands)."""
+    step's target and hyperedge. The taken nodes and hyperedges are kept as masks, and
+    the beams closed by them as a mask of beams, each updated by what a pick newly took;
+    the next pick is the first candidate after the last whose target, hyperedge and beam
+    are all free, found by reading the masks over blocks of candidates, growing, from
+    there: a pick costs a look at the candidates up to it, not a pass over all the rest
+    (a hub's beam has thousands), nor a path object per candidate looked at."""
     by_node = not params.diff_paths_intersection_by_node
     by_rel = not params.diff_paths_intersection_by_rel
     beam_nodes = [set(b.nodes[1:]) for b in beams]
     beam_rels = [{s.hyperedge for s in b.steps} for b in beams]
-    admissible = np.ones(len(parents), bool)
-    open_beams = [True] * len(beams)
+    node_taken = _mask(targets, taken_nodes)
+    rel_taken = _mask(edges, taken_rels)
+    beam_closed = np.zeros(len(beams), bool)
 
-    def exclude(position: int, nodes: set[int], rels: set[int]) -> None:
-        """Bar the candidates from `position` on that the newly taken `nodes` and `rels`
-        make inadmissible: those stepping onto them, and those of beams that hold them."""
-        rest = admissible[position:]
-        if by_node and nodes:
-            rest &= ~np.isin(targets[position:], list(nodes))
-        if by_rel and rels:
-            rest &= ~np.isin(edges[position:], list(rels))
-        for b, is_open in enumerate(open_beams):
-            if is_open and (
-                (by_node and beam_nodes[b] & taken_nodes) or (by_rel and beam_rels[b] & taken_rels)
-            ):
-                open_beams[b] = False
-                rest &= parents[position:] != b
+    def close_beams() -> None:
+        """Close the open beams that hold a taken node or hyperedge."""
+        for b in np.flatnonzero(~beam_closed).tolist():
+            if (by_node and beam_nodes[b] & taken_nodes) or (by_rel and beam_rels[b] & taken_rels):
+                beam_closed[b] = True
 
-    exclude(0, taken_nodes, taken_rels)
+    def next_free(position: int) -> int | None:
+        block = 64
+        while position < len(parents):
+            end = min(position + block, len(parents))
+            free = ~beam_closed[parents[position:end]]
+            if by_node:
+                free &= ~node_taken[targets[position:end]]
+            if by_rel:
+                free &= ~rel_taken[edges[position:end]]
+            found = np.flatnonzero(free)
+            if len(found):
+                return position + int(found[0])
+            position, block = end, block * 4
+        return None
+
+    close_beams()
     chosen: list[int] = []
     position = 0
-    while len(chosen) < params.max_paths and position < len(parents):
-        at = position + int(np.argmax(admissible[position:]))
-        if not admissible[at]:
+    while len(chosen) < params.max_paths:
+        at = next_free(position)
+        if at is None:
             break
         chosen.append(at)
         beam = int(parents[at])
@@ -195,9 +203,23 @@ def _choose(
         rels = (beam_rels[beam] | {int(edges[at])}) - taken_rels
         taken_nodes |= nodes
         taken_rels |= rels
+        _mark(node_taken, nodes)
+        _mark(rel_taken, rels)
         position = at + 1
-        exclude(position, nodes, rels)
+        close_beams()
     return chosen
+
+
+def _mask(values: np.ndarray, taken: set[int]) -> np.ndarray:
+    """A mask over 0..max(values) of the `taken` ones (larger taken values cannot match)."""
+    mask = np.zeros(int(values.max(initial=-1)) + 1, bool)
+    _mark(mask, taken)
+    return mask
+
+
+def _mark(mask: np.ndarray, taken: set[int]) -> None:
+    inside = [value for value in taken if value < len(mask)]
+    mask[inside] = True
 
 
 def _candidates(
