@@ -71,13 +71,14 @@ class Expansions:
         """Per target, h of every node towards it (where `_known`): a row per target, so
         one target's values of many nodes are a gather from one contiguous row."""
         self._known = np.zeros(n_nodes, bool)
-        self.cost = np.zeros(n_nodes, np.int64)
-        """Per node, its cost in the search under way (where `stamp` says so)."""
         self.stamp = np.zeros(n_nodes, np.int64)
+        """Per node, the number of the last search that pushed it."""
         self.parent = np.zeros(n_nodes, np.int64)
         """Per node, the node that pushed it in the search under way (`_by_depths`)."""
+        self.cost = np.zeros(n_nodes, np.int64)
+        """Per node, its cost in the search under way (`_by_heap`, where `stamp` says so)."""
         self.closed = np.zeros(n_nodes, np.int64)
-        """Per node, the number of the last search that expanded it."""
+        """Per node, the number of the last search that expanded it (`_by_heap`)."""
         self._first = np.zeros(n_nodes, np.int64)
         self.searches = 0
 
@@ -149,14 +150,14 @@ def _by_depths(
     (`tests/memory/test_frontier_differential.py` checks both against the loop)."""
     expansions.searches += 1
     search = expansions.searches
-    expansions.stamp[start], expansions.cost[start], expansions.parent[start] = search, 0, start
+    expansions.stamp[start], expansions.parent[start] = search, start
     depth, nodes, heuristic = 0, np.array([start]), np.zeros(1)
     expanded: list[np.ndarray] = []
     count = 0
     while len(nodes):
         room = params.max_passed_nodes - count
         popped = nodes[: room + 1]
-        if len(popped) and heuristic[len(popped) - 1] == 1.0:
+        if heuristic[len(popped) - 1] == 1.0:
             return None
         hit = np.flatnonzero(popped == target)
         if len(hit):
@@ -164,22 +165,21 @@ def _by_depths(
             return _walk_back(expansions, start, target), count + int(hit[0]), _union(expanded)
         popped = nodes[:room]
         expanded.append(popped)
-        expansions.closed[popped] = search
         count += len(popped)
         if len(nodes) > room or depth >= params.max_depth:
             break
         depth += 1
-        nodes, heuristic = _pushes(popped, depth, target, expansions)
+        nodes, heuristic = _pushes(popped, target, expansions)
         kept = smallest_first(heuristic, params.max_passed_nodes - count + 1)
         nodes, heuristic = nodes[kept], heuristic[kept]
     return None, count, _union(expanded)
 
 
 def _pushes(
-    parents: np.ndarray, depth: int, target: int, expansions: Expansions
+    parents: np.ndarray, target: int, expansions: Expansions
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes the `parents` (expanded in this order) push at `depth`, in push order,
-    with their h; each marked pushed, at `depth`, by its parent."""
+    """The nodes the `parents` (expanded in this order) push at the next depth, in push
+    order, with their h; each marked pushed in the search, by its parent."""
     lists = expansions.neighbour_lists(parents.tolist())
     met = np.concatenate(lists) if lists else np.zeros(0, np.int64)
     by = np.repeat(parents, [len(found) for found in lists])
@@ -187,11 +187,7 @@ def _pushes(
     met, by = met[fresh], by[fresh]
     first = expansions.first_met(met)
     met, by = met[first], by[first]
-    expansions.stamp[met], expansions.cost[met], expansions.parent[met] = (
-        expansions.searches,
-        depth,
-        by,
-    )
+    expansions.stamp[met], expansions.parent[met] = expansions.searches, by
     heuristic = expansions.heuristic(met, target).astype(np.float64)
     heuristic[met == target] = 0.0
     return met, heuristic
