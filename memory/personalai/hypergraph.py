@@ -269,12 +269,11 @@ class EdgeSimilarity:
     def _compute(self, rows: np.ndarray) -> None:
         for start in range(0, len(rows), self.CHUNK):
             chunk = rows[start : start + self.CHUNK]
-            taken = (
-                self._vectors.take(chunk)
+            self._values[chunk] = (
+                self._vectors.row_products(chunk, self._question)
                 if isinstance(self._vectors, StackedRows)
-                else np.asarray(self._vectors[chunk])
+                else np.einsum("ij,j->i", np.asarray(self._vectors[chunk]), self._question)
             )
-            self._values[chunk] = np.einsum("ij,j->i", taken, self._question)
 
 
 @dataclass
