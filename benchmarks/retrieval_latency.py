@@ -12,6 +12,10 @@ in a spawned process of its own, one after another:
 - then `queries` timed queries (k = 10, `time.perf_counter` around `Memory.query`, query
   embedding included because every strategy pays it), summarised as p50 and p95 (numpy's
   linear-interpolation percentiles) and as ratios to dense's p50 and p95 of the same size;
+- before each strategy the snapshot's graph index and LanceDB files are read once into
+  the operating system's page cache (`benchmarks.page_cache`; `--no-warm-cache` skips it),
+  so that no strategy pays for pages another one evicted or gains from pages another one
+  read;
 - the child's peak resident memory (`benchmarks.process_memory`, VmHWM: Python objects,
   Arrow, LanceDB, DuckDB, numpy and torch alike) is the strategy's peak; minus the base it
   is what the strategy's structures and queries cost.
@@ -37,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import synthetic_memory
+from benchmarks import page_cache, synthetic_memory
 from benchmarks.process_memory import current_rss_mib, own_peak_rss_mib
 from memory.memory import Memory
 from memory.strategies.registry import STRATEGIES
 from pipelines import graph_index
+from stores.graph_index import graph_index_dir
 from stores.snapshots import list_snapshots
 from stores.warehouse import Warehouse
 from stores.workspace import Workspace
@@ -114,6 +119,8 @@ class SizeResult:
     prepare_seconds: float
     peak_rss_mib: float
     rows: list[StrategyLatency]
+    warmed_mib: float = 0.0
+    """What `benchmarks.page_cache.warm` read before each strategy (0: not warmed)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "rows": [r.as_dict() for r in self.rows]}
@@ -313,9 +320,11 @@ def run(
     home: str | Path | None = None,
     hooks: Hooks | None = None,
     options: Mapping[str, Any] | None = None,
+    warm_cache: bool = True,
 ) -> list[SizeResult]:
     """Measure every strategy on every size (see the module docstring for what and how),
-    `options` handed to every strategy's queries (`kgmem bench retrieval --option`)."""
+    `options` handed to every strategy's queries (`kgmem bench retrieval --option`), the
+    page cache warmed before each strategy unless `warm_cache` is off."""
     if queries < 1:
         raise ValueError(f"--queries must be at least 1, got {queries}")
     names = resolve_strategies(strategies)
@@ -327,7 +336,7 @@ def run(
             target = prepare_sample(root, hooks)
         else:
             target = prepare_synthetic(root, int(size), queries, hooks)
-        results.append(measure_target(target, names, queries, hooks, options))
+        results.append(measure_target(target, names, queries, hooks, options, warm_cache))
     return results
 
 
@@ -337,14 +346,23 @@ def measure_target(
     queries: int,
     hooks: Hooks | None = None,
     options: Mapping[str, Any] | None = None,
+    warm_cache: bool = True,
 ) -> SizeResult:
     """Every strategy of `names` (dense first, see `resolve_strategies`) on one target's
-    latest snapshot, with the query encoder loaded before any measurement."""
+    latest snapshot, with the query encoder loaded before any measurement; with
+    `warm_cache`, the snapshot's graph index and LanceDB files read into the page cache
+    before each strategy (`benchmarks.page_cache`)."""
     hooks = hooks or Hooks()
     with Memory.open(target.root, collection=target.collection) as memory:
         snapshot = memory.snapshot
+    workspace = Workspace.at(target.root)
+    folders = [graph_index_dir(workspace, snapshot.snapshot_id), workspace.lance_path]
     rows = []
+    warmed = 0
     for name in names:
+        if warm_cache:
+            hooks.task(f"{target.label}: page cache", None)
+            warmed = page_cache.warm(folders)
         hooks.task(f"{target.label}: {name}", queries)
         rows.append(measure(target, name, queries, hooks, options))
         hooks.measured(rows[-1])
@@ -355,4 +373,5 @@ def measure_target(
         prepare_seconds=round(target.prepare_seconds, 2),
         peak_rss_mib=max((r.peak_rss_mib for r in rows if r.peak_rss_mib), default=0.0),
         rows=with_ratios(rows),
+        warmed_mib=round(warmed / 2**20, 1),
     )

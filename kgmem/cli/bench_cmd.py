@@ -63,6 +63,13 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--strategies", default="all", help="'all' or names, comma separated (dense is added)"
     )
     retrieval.add_argument("--json-out", default="bench_retrieval.json", help="JSON results file")
+    retrieval.add_argument(
+        "--no-warm-cache",
+        dest="warm_cache",
+        action="store_false",
+        help="measure with the page cache as the strategies before left it, instead of "
+        "reading the snapshot's files into it before each strategy",
+    )
     add_strategy_options(retrieval)
     add_home(retrieval)
     bench_build.add_arguments(bench)
@@ -131,6 +138,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
             "queries": args.queries,
             "strategies": strategies,
             "options": options,
+            "warm_cache": args.warm_cache,
             "measured": [],
         }
 
@@ -143,7 +151,9 @@ def run_retrieval(args: argparse.Namespace) -> int:
             advance=lambda: current and progress.advance(current[-1]),
             measured=measured,
         )
-        results = run_benchmark(sizes, args.queries, strategies, args.home, hooks, options)
+        results = run_benchmark(
+            sizes, args.queries, strategies, args.home, hooks, options, args.warm_cache
+        )
         finish()
     del payload["measured"]  # the finished run's rows, with ratios, are under "sizes"
     payload["sizes"] = [r.as_dict() for r in results]
@@ -160,8 +170,15 @@ def latency_table(result: SizeResult) -> Table:
     table = Table(
         title=f"retrieval latency: {result.size}",
         caption=f"{counts}. Milliseconds per query (k=10); ratios to dense in the same run; "
-        "each strategy in a process of its own: base = its RSS with the encoder loaded and "
-        "the snapshot open, peak = its peak RSS (VmHWM, native memory included)",
+        "each strategy in a process of its own"
+        + (
+            f", after {result.warmed_mib:,.0f} MiB of its snapshot's files were read into "
+            "the page cache"
+            if result.warmed_mib
+            else ""
+        )
+        + ": base = its RSS with the encoder loaded and the snapshot open, peak = its peak "
+        "RSS (VmHWM, native memory included)",
     )
     headers = ("strategy", "first query / build", "p50", "p95", "p50/dense", "p95/dense",
                "base MiB", "peak MiB")  # fmt: skip

@@ -214,9 +214,10 @@ def test_cli_bench_retrieval_end_to_end(tmp_path, bench_home, monkeypatch, capsy
     argv += ["--json-out", str(output), "--home", str(bench_home), "--option", "vector_probes=0"]
     assert main(argv) == 0
     payload = json.loads(output.read_text())
-    assert payload["options"] == {"vector_probes": 0}
+    assert payload["options"] == {"vector_probes": 0} and payload["warm_cache"] is True
     [size] = payload["sizes"]
     assert size["size"] == "300" and size["counts"]["facts"] == 300
+    assert size["warmed_mib"] > 0, "the snapshot's files were read into the page cache"
     assert size["peak_rss_mib"] == max(r["peak_rss_mib"] for r in size["rows"])
     rows = {r["strategy"]: r for r in size["rows"]}
     assert list(rows) == list(MEASURED)
@@ -254,9 +255,10 @@ def test_cli_bench_retrieval_keeps_rows_measured_before_a_crash(
     monkeypatch.setattr(retrieval_latency, "measure", crash_on_second)
     output = tmp_path / "latency.json"
     argv = ["bench", "retrieval", "--sizes", "300", "--queries", "1"]
-    argv += ["--strategies", "bm25,gram_paths", "--json-out", str(output)]
+    argv += ["--strategies", "bm25,gram_paths", "--json-out", str(output), "--no-warm-cache"]
     with pytest.raises(MemoryError):
         main([*argv, "--home", str(bench_home)])
     payload = json.loads(output.read_text())
+    assert payload["warm_cache"] is False
     assert [r["strategy"] for r in payload["measured"]] == ["dense"]
     assert all(r["p50_ms"] > 0 and r["size"] == "300" for r in payload["measured"])
