@@ -3,7 +3,7 @@
     kgmem bench extraction [--segments 400] [--llm-segments 8] [--output bench.json]
     kgmem bench retrieval [--sizes sample,100000,1000000] [--queries 50]
                           [--strategies all|a,b] [--option KEY=VALUE ...] [--json-out FILE]
-                          [--home DIR]
+                          [--home DIR] [--no-warm-cache]
     kgmem bench build [--documents 1000] [--sizes N1,N2] [--queries 50] [--llm]
                       [--json-out bench_build.json] [--home DIR]  (see cli/bench_build.py)
     kgmem bench reliability [--input PATH ...] [--kill-stages all|a,b] [--threads 4]
@@ -18,7 +18,8 @@ process; the ratio is the stage's throughput over the bare model's.
 retrieval: per strategy, the first query (structures built) and p50/p95 latency on the
 sample corpus and on synthetic graphs of N facts (generated once under
 <home>/bench_retrieval/), each as a ratio to `dense` in the same run, with the Python peak
-memory of each strategy (measured in a process of its own, native memory included).
+memory of each strategy (measured in a process of its own, native memory included), the
+snapshot's files read into the page cache before each strategy unless --no-warm-cache.
 Results also go to a JSON file: rewritten after each strategy (rows so far under
 "measured"), and at the end with every size and its ratios under "sizes".
 """
