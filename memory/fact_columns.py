@@ -315,20 +315,10 @@ class StackedRows:
         products = [np.asarray(b @ vector, np.float32) for b in self._blocks if len(b)]
         return np.concatenate(products) if products else np.zeros(0, np.float32)
 
-    def take(self, rows: np.ndarray) -> np.ndarray:
-        """Rows `rows` (any order, repeats allowed) as one array, gathered block by block."""
-        rows = np.asarray(rows, np.int64)
-        dtypes = [np.asarray(b[:0]).dtype for b in self._blocks if len(b)]
-        dtype = np.result_type(*dtypes) if dtypes else np.float32
-        taken = np.empty((len(rows), self.shape[1]), dtype)
-        for at, values in self._gathered(rows):
-            taken[at] = values
-        return taken
-
     def row_products(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        """float32 product of each row of `rows` with `vector`, an `einsum` of each row
-        alone (the same bits whatever rows come with it), block by block, without
-        assembling the rows into one array first."""
+        """float32 product of each row of `rows` (any order, repeats allowed) with
+        `vector`, an `einsum` of each row alone (the same bits whatever rows come with
+        it), block by block, without assembling the rows into one array first."""
         rows = np.asarray(rows, np.int64)
         products = np.empty(len(rows), np.float32)
         for at, values in self._gathered(rows):

@@ -140,16 +140,12 @@ class Hypergraph:
         row = self.members
         return row.indices[row.indptr[hyperedge] : row.indptr[hyperedge + 1]]
 
-    def neighbours(self, node: int) -> np.ndarray:
-        """The other members of the node's hyperedges, the most recently met first (read
-        off its hyperedges, not from a whole-graph node x node product, which hub
-        episodes make large and slow to build)."""
-        return self.neighbours_of([node])[0]
-
     def neighbours_of(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        """`neighbours` of each of `nodes`, all read in one pass: the members of every
-        node's hyperedges in a row (grouped by node, in the order met), each (node,
-        member) pair's first occurrence kept, each node's group reversed."""
+        """Each node's neighbours, the other members of its hyperedges, the most recently
+        met first; read off the nodes' hyperedges (not from a whole-graph node x node
+        product, which hub episodes make large and slow to build), all in one pass: the
+        members of every node's hyperedges in a row (grouped by node, in the order met),
+        each (node, member) pair's first occurrence kept, each node's group reversed."""
         nodes = np.asarray(nodes, np.int64)
         if not len(nodes):
             return []
@@ -193,12 +189,6 @@ def smallest_first(values: np.ndarray, count: int) -> np.ndarray:
         return np.zeros(0, np.int64)
     at = np.flatnonzero(values <= np.partition(values, count - 1)[count - 1])
     return at[np.argsort(values[at], kind="stable")][:count]
-
-
-def row_indices(matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
-    """The column indices of `rows` of a CSR matrix, concatenated in order (a gather on
-    its index arrays, without building a sub-matrix)."""
-    return row_entries(matrix, rows)[1]
 
 
 def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
