@@ -209,6 +209,11 @@ def build_indexes(table: lancedb.table.Table, fts_column: str | None = None) -> 
         table.create_index(column, config=config, replace=True)
 
 
+def has_table(db: lancedb.DBConnection, name: str) -> bool:
+    """Whether the database holds a table `name`."""
+    return name in _table_names(db)
+
+
 def _table_names(db: lancedb.DBConnection) -> list[str]:
     listing = db.list_tables()
     return list(getattr(listing, "tables", listing))

@@ -21,9 +21,13 @@ lemmatised key already merges their surface variants.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from transforms.consolidation import normalize_name
 from transforms.ids import content_id
@@ -98,3 +102,38 @@ def link_counts(links: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, int]]
     for link in links:
         counts[link["kind"]] += 1
     yield from sorted(counts.items())
+
+
+def inputs_digest(
+    mentions: Iterable[Mapping[str, Any]],
+    typed: Iterable[Pair],
+    entity_of: Mapping[str, str],
+    ids: Sequence[str],
+    vectors: np.ndarray,
+) -> str:
+    """A digest of everything the links are computed from: the mentions (surface, segment,
+    offsets, the segment's text), the typed pairs, the name-to-entity map, the entity
+    name vectors (rows in `ids` order) and this module's rules. Order-insensitive where
+    the inputs are sets (the warehouse returns mentions and pairs in no fixed order), so
+    an unchanged collection gets the same digest, and the stage can keep its links
+    instead of searching the names again (an approximate search may find another pair)."""
+    digest = hashlib.sha256()
+    rules = [DEFAULT_WINDOW, COOCCURRENCE_WEIGHT, SYNONYM_THRESHOLD, SYNONYM_NEIGHBOURS]
+    texts: dict[str, str] = {}
+    spans = []
+    for mention in mentions:
+        texts[mention["segment_id"]] = mention["segment_text"]
+        spans.append(
+            [mention["segment_id"], mention["char_start"], mention["char_end"], mention["surface"]]
+        )
+    for part in (
+        rules,
+        sorted(spans),
+        sorted(texts.items()),
+        sorted(map(list, typed)),
+        sorted(entity_of.items()),
+        list(ids),
+    ):
+        digest.update(json.dumps(part, ensure_ascii=False).encode("utf-8"))
+    digest.update(np.ascontiguousarray(vectors, np.float32).tobytes())
+    return digest.hexdigest()

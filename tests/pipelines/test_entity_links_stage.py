@@ -1,5 +1,8 @@
 """The entity-links stage over a real LanceDB: synonyms through the name index, links
-written once, a re-run with the same rows keeps the table version."""
+written once, a re-run with the same rows keeps the table version, and a re-run with
+unchanged inputs is skipped."""
+
+import shutil
 
 import lancedb
 import numpy as np
@@ -7,7 +10,9 @@ import pyarrow as pa
 
 from pipelines import entity_links
 from schemas.tables import VECTOR
+from stores.warehouse import Warehouse
 from stores.workspace import lance_table_name
+from transforms.entity_links import inputs_digest
 
 
 def _unit(*values: float) -> list[float]:
@@ -95,3 +100,46 @@ def test_many_names_are_searched_through_an_index_and_keep_their_synonyms(tmp_pa
         (ids[i], ids[100 + i]) for i in range(10)
     }
     assert outcome.by_kind["synonym"] >= 10
+
+
+def test_the_inputs_digest_ignores_order_and_sees_every_input() -> None:
+    ids, vectors = ["e1", "e2", "e3"], np.eye(3, dtype=np.float32)
+    entity_of = {"nyc": "e1", "new york city": "e2", "boston": "e3"}
+    digest = inputs_digest(MENTIONS, TYPED, entity_of, ids, vectors)
+    assert inputs_digest(MENTIONS[::-1], TYPED[::-1], entity_of, ids, vectors) == digest
+    moved = [{**MENTIONS[0], "char_end": MENTIONS[0]["char_end"] - 1}, *MENTIONS[1:]]
+    nudged = vectors.copy()
+    nudged[2, 2] = np.nextafter(np.float32(1), np.float32(2))
+    for changed in (
+        inputs_digest(moved, TYPED, entity_of, ids, vectors),
+        inputs_digest(MENTIONS, [("e1", "e2")], entity_of, ids, vectors),
+        inputs_digest(MENTIONS, TYPED, {**entity_of, "ny": "e1"}, ids, vectors),
+        inputs_digest(MENTIONS, TYPED, entity_of, ids, nudged),
+    ):
+        assert changed != digest
+
+
+def test_the_stage_keeps_its_links_while_its_inputs_are_unchanged(graph_build, tmp_path) -> None:
+    """On a copy of the sample build: a re-run finds the inputs the build recorded and
+    keeps the links table as it is, without searching the names; a changed mention, or a
+    links table gone, makes it compute the links again."""
+    root = tmp_path / "home"
+    shutil.copytree(graph_build.root, root, ignore=shutil.ignore_patterns("dagster"))
+    warehouse = Warehouse(str(root))
+    db, links = warehouse.workspace.lance(), lance_table_name("sample", "links")
+    version = db.open_table(links).version
+
+    def computed() -> bool:
+        return "links_by_kind" in entity_links.run(warehouse, "sample").details
+
+    assert not computed(), "the build recorded the stage's inputs"
+    assert db.open_table(links).version == version
+    with warehouse.connect() as con:
+        con.execute(
+            "DELETE FROM entity_mentions WHERE collection = ? AND segment_id = "
+            "(SELECT min(segment_id) FROM entity_mentions WHERE collection = ?)",
+            ["sample", "sample"],
+        )
+    assert computed() and not computed()
+    db.drop_table(links)
+    assert computed() and links in db.table_names()
