@@ -72,7 +72,7 @@ def run(warehouse: WarehouseStore, collection: str) -> StageOutcome:
         db, lance_table_name(collection, "links")
     ):
         return unchanged()
-    linked = link_entities(mentions, typed, entity_of, db, collection)
+    linked = link_entities(mentions, typed, entity_of, db, collection, (ids, vectors))
     warehouse.record_fingerprint(collection, STAGE, fingerprint)
     return StageOutcome(
         rows_in=linked.names,
@@ -88,15 +88,17 @@ def link_entities(
     entity_of: Mapping[str, str],
     db: lancedb.DBConnection,
     collection: str,
+    names: tuple[list[str], np.ndarray] | None = None,
 ) -> EntityLinksOutcome:
     """Co-occurrences of `mentions` (rows with surface, segment, offsets) whose pair no
     `typed` fact joins, and synonyms among the collection's entity names, written to its
-    links table; `entity_of` resolves a normalised name to its entity."""
+    links table; `entity_of` resolves a normalised name to its entity. `names`: the names
+    table's (ids, vectors) where the caller has read them already."""
     links = cooccurrence_links(mentions, entity_of, typed)
-    names = lance_table_name(collection, "names")
-    ids, vectors = entity_id_vectors(db, names)
+    table = lance_table_name(collection, "names")
+    ids, vectors = names if names is not None else entity_id_vectors(db, table)
     if ids:
-        links += synonym_links(_neighbours(db, names, ids, vectors))
+        links += synonym_links(_neighbours(db, table, ids, vectors))
     sync = replace_table(
         db,
         lance_table_name(collection, "links"),

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.personalai.hypergraph import Hypergraph, smallest_first
+from memory.personalai.hypergraph import Hypergraph, first_occurrences, smallest_first
 from memory.personalai.traversal import Step, Traversal
 
 ALGORITHM = "astar"
@@ -79,7 +79,6 @@ class Expansions:
         """Per node, its cost in the search under way (`_by_heap`, where `stamp` says so)."""
         self.closed = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that expanded it (`_by_heap`)."""
-        self._first = np.zeros(n_nodes, np.int64)
         self.searches = 0
 
     def of(self, node: int, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,15 +105,6 @@ class Expansions:
             self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
             self._known[new] = True
         return self._heuristic[self._column[target]][nodes]
-
-    def first_met(self, nodes: np.ndarray) -> np.ndarray:
-        """Positions of each distinct node's first occurrence in `nodes`, ascending (what
-        `np.unique(..., return_index=True)` gives, sorted, in one linear pass: the least
-        position of each node through a per-node scratch array)."""
-        positions = np.arange(len(nodes))
-        self._first[nodes] = len(nodes)
-        np.minimum.at(self._first, nodes, positions)
-        return np.flatnonzero(self._first[nodes] == positions)
 
 
 def shortest_path(
@@ -185,7 +175,7 @@ def _pushes(
     by = np.repeat(parents, [len(found) for found in lists])
     fresh = np.flatnonzero(expansions.stamp[met] != expansions.searches)
     met, by = met[fresh], by[fresh]
-    first = expansions.first_met(met)
+    first = first_occurrences(met, len(expansions.stamp))  # a stamp per node
     met, by = met[first], by[first]
     expansions.stamp[met], expansions.parent[met] = expansions.searches, by
     heuristic = expansions.heuristic(met, target).astype(np.float64)

@@ -191,6 +191,24 @@ def smallest_first(values: np.ndarray, count: int) -> np.ndarray:
     return at[np.argsort(values[at], kind="stable")][:count]
 
 
+def first_occurrences(key: np.ndarray, size: int) -> np.ndarray:
+    """Positions of the first occurrence of each distinct value of `key` (ints in
+    [0, size)), in increasing order. In O(len(key)) through a scratch array of `size` (a
+    sort is six times slower on a WaterCircles ring's half million hyperedges, and nine
+    times on an A* depth's 60k pushes) unless `key` is short against `size`, where the
+    scratch array would cost more than sorting. The scratch array is left unfilled but
+    at `key`'s values, the only entries read."""
+    if len(key) * 16 < size:
+        _, at = np.unique(key, return_index=True)
+        at.sort()
+        return at
+    first = np.empty(size, np.int64)
+    first[key] = len(key)
+    position = np.arange(len(key))
+    np.minimum.at(first, key, position)
+    return np.flatnonzero(first[key] == position)
+
+
 def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The entries of `rows` of a CSR matrix, concatenated in order, as (position in
     `rows` of the row each comes from, column index as int64)."""

@@ -52,6 +52,7 @@ from memory.personalai.hypergraph import (
     THESIS,
     EdgeSimilarity,
     Hypergraph,
+    first_occurrences,
     row_entries,
     smallest_first,
 )
@@ -251,21 +252,6 @@ def _grow(
     circles.parent_node[i, reached] = node[via]
     circles.parent_edge[i, reached] = edge[via]
     return reached
-
-
-def first_occurrences(key: np.ndarray, size: int) -> np.ndarray:
-    """Positions of the first occurrence of each distinct value of `key` (ints in
-    [0, size)), in increasing order. In O(len(key)) through a scratch array of `size`
-    (a sort is six times slower on a ring's half million hyperedges) unless `key` is
-    short against `size`, where the scratch array would cost more than sorting."""
-    if len(key) * 16 < size:
-        _, at = np.unique(key, return_index=True)
-        at.sort()
-        return at
-    first = np.full(size, len(key), np.int64)
-    position = np.arange(len(key))
-    np.minimum.at(first, key, position)
-    return np.flatnonzero(first[key] == position)
 
 
 def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
