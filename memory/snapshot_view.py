@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from memory.fact_columns import FactColumns, FactRows
 from schemas.tables import EXTRACTABLE_KINDS, VECTOR, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.graph_index import compute_graph_index, read_graph_index
+from stores.pinned_table import open_pinned
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
@@ -153,7 +154,8 @@ class SnapshotView:
 
     def table(self, kind: str) -> lancedb.table.Table:
         """The LanceDB table of `kind` at the version the snapshot pinned, opened once per
-        view (opening and checking out costs about 1 ms, a tenth of a search)."""
+        view (opening and checking out costs about 1 ms, a tenth of a search), its schema
+        read once (`stores.pinned_table`)."""
         if kind not in self.snapshot.lance_versions:
             raise LookupError(
                 f"snapshot {self.snapshot.snapshot_id} pins no {kind!r} table "
@@ -161,9 +163,11 @@ class SnapshotView:
             )
         key = ("lance_table", kind)
         if key not in self.cache:
-            table = self.db.open_table(lance_table_name(self.snapshot.collection, kind))
-            table.checkout(self.snapshot.lance_versions[kind])
-            self.cache[key] = table
+            self.cache[key] = open_pinned(
+                self.db,
+                lance_table_name(self.snapshot.collection, kind),
+                self.snapshot.lance_versions[kind],
+            )
         return self.cache[key]
 
     @functools.cached_property

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from memory.csr import row_entries
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
@@ -256,23 +256,27 @@ def _entity_segments(
 ) -> list[tuple[str, float]]:
     """Retrievable segments mentioning the entities: best entity cosine, then summed.
 
-    Only the rows of the segments that mention a searched entity are weighted (found
-    through `graph.entity_segments`), not the whole segment x entity matrix: each row, and
-    so its maximum and its sum, is the same as in the whole product."""
+    Read from the searched entities' rows of `graph.entity_segments` (a segment's best and
+    summed weight over the searched entities it mentions), not the whole segment x entity
+    matrix: each segment's maximum and sum are those of its row of the weighted mention
+    matrix (`mentions` holds ones), summed in the same entity order. From the CSR arrays
+    (`memory.csr.row_entries`): scipy's row selection, product by a diagonal and row
+    reductions took ~2.8 ms a query at 1M facts."""
     graph = graph_of(view, query)
     weight = np.zeros(graph.n_entities)
     for entity, score in entities:
         if entity in graph.entity_position:
             weight[graph.entity_position[entity]] = max(score, 0.0)
     searched = np.flatnonzero(weight)
-    rows = graph.entity_segments[searched]
-    mentioning = np.unique(rows.indices)
-    if not len(mentioning):
+    segments, _, counts = row_entries(graph.entity_segments, searched)
+    if not len(segments):
         return []
-    weighted = (graph.mentions[mentioning] @ sp.diags(weight)).tocsr()
-    best = weighted.max(axis=1).toarray().ravel()
-    summed = np.asarray(weighted.sum(axis=1)).ravel()
-    kept = np.flatnonzero((best > 0) & _retrievable(view)[mentioning])
+    mentioning, entry_of = np.unique(segments, return_inverse=True)
+    weights = np.repeat(weight[searched], counts)
+    best = np.zeros(len(mentioning))
+    np.maximum.at(best, entry_of, weights)
+    summed = np.bincount(entry_of, weights=weights, minlength=len(mentioning))
+    kept = np.flatnonzero(_retrievable(view)[mentioning])
     order = kept[np.lexsort((-summed[kept], -best[kept]))][:budget]
     return [(graph.segment_ids[mentioning[i]], round(float(best[i]), 6)) for i in order]
 
