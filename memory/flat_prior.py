@@ -71,7 +71,7 @@ class FlatPrior:
         weights = self.distribution()
         found: dict[str, float] = {}
         for segment in self.top_segments(count):
-            for entity in view.segment(segment)["entity_ids"] or []:
+            for entity in view.segment(segment, ("entity_ids",))["entity_ids"] or []:
                 found[entity] = found.get(entity, 0.0) + weights[segment]
         ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))
         return dict(ranked[:limit])

@@ -205,7 +205,9 @@ class Memory:
     ) -> tuple[list[list[tuple[str, float]]], dict[str, Any]]:
         """`groups` with the first `depth` in the cross-encoder's order, each scored by it."""
         head, tail = groups[:depth], groups[depth:]
-        passages = [self._view.segment(group[0][0])["search_text"] for group in head]
+        passages = [
+            self._view.segment(group[0][0], ("search_text",))["search_text"] for group in head
+        ]
         scores = rerank_scores(model, text, passages)
         order = reranked_order(scores)
         reordered = [[(head[i][0][0], round(scores[i], 6)), *head[i][1:]] for i in order]
@@ -223,7 +225,7 @@ class Memory:
     def _in_time(self, segment_id: str, context: QueryContext) -> bool:
         if context.valid_at is None:
             return True
-        observed = self._view.segment(segment_id)["observed_at"]
+        observed = self._view.segment(segment_id, ("observed_at",))["observed_at"]
         supported = bool(self._view.segment_facts(segment_id, context))
         return observed is None or observed <= context.valid_at or supported
 
@@ -232,7 +234,7 @@ class Memory:
         names other times; a stable sort by this keeps the strategy's order within each."""
         if context.valid_at is None:
             return 0
-        row = self._view.segment(segment_id)
+        row = self._view.segment(segment_id, ("mentioned_from", "mentioned_to"))
         start, end = row["mentioned_from"], row["mentioned_to"]
         if start is None:
             return 1
