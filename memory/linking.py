@@ -123,7 +123,12 @@ def similar_segments(
 def nearest_segments(
     view: SnapshotView, vector: np.ndarray, k: int, column: str = VECTOR
 ) -> list[tuple[str, float]]:
-    """`similar_segments` of a query vector already encoded (for a search run `beside`)."""
+    """`similar_segments` of a query vector already encoded: exact from the graph index
+    where the segments table has no vector index (`memory.exact_segments`), else
+    LanceDB's search."""
+    exact = view.exact_segments if column == VECTOR else None
+    if exact is not None:
+        return exact.nearest(vector, k)
     search = view.table("segments").search(vector, vector_column_name=column)
     hits = _retrievable(view, search).select(["segment_id", "_distance"]).limit(k).to_arrow()
     return [

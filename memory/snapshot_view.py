@@ -22,10 +22,11 @@ import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
 
+from memory.exact_segments import ExactSegments
 from memory.fact_columns import FactColumns, FactRows
 from schemas.tables import EXTRACTABLE_KINDS, VECTOR, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.graph_index import compute_graph_index, read_graph_index
-from stores.pinned_table import open_pinned
+from stores.pinned_table import has_vector_index, open_pinned
 from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
@@ -174,6 +175,23 @@ class SnapshotView:
     def retrievable_filter(self) -> str | None:
         """The prefilter of segment searches (`retrievable_filter`), decided once."""
         return retrievable_filter(self.table("segments"))
+
+    @functools.cached_property
+    def exact_segments(self) -> ExactSegments | None:
+        """The exact vector search of the retrievable segments over the mapped graph
+        index's segment vectors (`memory.exact_segments`), where the pinned segments table
+        has no vector index and LanceDB would scan it; None otherwise (no mapped index, no
+        vectors, or an indexed table)."""
+        index = self.mapped_index
+        if index is None or not index.segment_vectors.shape[1]:
+            return None
+        if has_vector_index(self.table("segments"), VECTOR):
+            return None
+        retrievable = None
+        if self.retrievable_filter is not None:
+            kinds = np.asarray(self.segment_kinds, dtype=object)
+            retrievable = np.flatnonzero(np.isin(kinds, EXTRACTABLE_KINDS))
+        return ExactSegments.of(self.node_names.segment_ids, index.segment_vectors, retrievable)
 
     @functools.cached_property
     def mapped_index(self) -> GraphIndex | None:

@@ -44,3 +44,10 @@ def open_pinned(db: lancedb.DBConnection, name: str, version: int) -> lancedb.ta
     )
     table.checkout(version)
     return table
+
+
+def has_vector_index(table: lancedb.table.Table, column: str) -> bool:
+    """Whether `column` of `table` carries an index. A vector column can carry only a
+    vector index, so any index on it counts; without one, LanceDB answers a search of the
+    column by scanning every row."""
+    return any(column in config.columns for config in table.list_indices())

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from lancedb.table import LanceTable
 
-from stores.pinned_table import PinnedLanceTable, open_pinned
+from stores.pinned_table import PinnedLanceTable, has_vector_index, open_pinned
 
 
 @pytest.fixture
@@ -65,3 +65,12 @@ def test_searches_as_the_table_lancedb_opens(
     expected = plain.search(query).select(["id", "_distance"]).limit(7).to_arrow()
     assert pinned.search(query).select(["id", "_distance"]).limit(7).to_arrow() == expected
     assert pinned.to_arrow() == plain.to_arrow()
+
+
+def test_has_vector_index(two_versions: tuple[lancedb.DBConnection, int, int]) -> None:
+    db, _, _ = two_versions
+    table = db.open_table("t")
+    assert not has_vector_index(table, "vector")
+    table.create_index(vector_column_name="vector", index_type="IVF_FLAT", num_partitions=2)
+    assert has_vector_index(table, "vector")
+    assert not has_vector_index(table, "id")
