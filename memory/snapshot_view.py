@@ -189,8 +189,7 @@ class SnapshotView:
             return None
         retrievable = None
         if self.retrievable_filter is not None:
-            kinds = np.asarray(self.segment_kinds, dtype=object)
-            retrievable = np.flatnonzero(np.isin(kinds, EXTRACTABLE_KINDS))
+            retrievable = np.flatnonzero(self.retrievable_segments)
         return ExactSegments.of(self.node_names.segment_ids, index.segment_vectors, retrievable)
 
     @functools.cached_property
@@ -222,6 +221,11 @@ class SnapshotView:
     def segment_kinds(self) -> list[str]:
         """Kind of each segment, in `segments` row order."""
         return self.segments.column("kind").to_pylist()
+
+    @functools.cached_property
+    def retrievable_segments(self) -> np.ndarray:
+        """Per row of `segments`, whether retrieval may return it (a chunk or a turn)."""
+        return np.isin(np.asarray(self.segment_kinds, dtype=object), EXTRACTABLE_KINDS)
 
     def segment_kind(self, segment_id: str) -> str:
         return self.segment_kinds[self.segment_index[segment_id]]

@@ -52,7 +52,6 @@ from memory.relational_paths import (
 )
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from schemas.tables import EXTRACTABLE_KINDS
 
 FLAT_ANCHORS = 3
 """Entities of the flat ranking's top segments added to the named ones as anchors."""
@@ -150,7 +149,7 @@ def _rank_segments(
     """Segments by (best supported path score, number of distinct path facts supported,
     number of paths supported, position), with the linearized paths each supports, best
     first."""
-    retrievable = _retrievable(view)
+    retrievable = view.retrievable_segments
     top: dict[int, float] = {}
     supported: dict[int, list[str]] = {}
     facts: dict[int, set[int]] = {}
@@ -171,12 +170,3 @@ def _rank_segments(
     scored = [(graph.segment_ids[s], round(top[s], 6)) for s in order]
     paths = {graph.segment_ids[s]: supported[s][:PATHS_PER_SEGMENT] for s in order}
     return scored, paths
-
-
-def _retrievable(view: SnapshotView) -> np.ndarray:
-    """Per segment position of the view, whether it is a chunk or turn (cached per view)."""
-    key = ("retrievable_segments",)
-    if key not in view.cache:
-        kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
-        view.cache[key] = np.isin(kinds, EXTRACTABLE_KINDS)
-    return view.cache[key]

@@ -49,7 +49,6 @@ from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.hybrid import hybrid_signals
 from memory.top import top_positions
-from schemas.tables import EXTRACTABLE_KINDS
 
 SHOWN = 5
 """Items per bank listed in the explanation."""
@@ -276,16 +275,9 @@ def _entity_segments(
     best = np.zeros(len(mentioning))
     np.maximum.at(best, entry_of, weights)
     summed = np.bincount(entry_of, weights=weights, minlength=len(mentioning))
-    kept = np.flatnonzero(_retrievable(view)[mentioning])
+    kept = np.flatnonzero(view.retrievable_segments[mentioning])
     order = kept[np.lexsort((-summed[kept], -best[kept]))][:budget]
     return [(graph.segment_ids[mentioning[i]], round(float(best[i]), 6)) for i in order]
-
-
-def _retrievable(view: SnapshotView) -> np.ndarray:
-    if "kgermar_retrievable" not in view.cache:
-        kinds = np.asarray(view.segments.column("kind").to_pylist(), dtype=object)
-        view.cache["kgermar_retrievable"] = np.isin(kinds, EXTRACTABLE_KINDS)
-    return view.cache["kgermar_retrievable"]
 
 
 def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:

@@ -177,7 +177,6 @@ def _entity_segments_whole(view, query, entities, budget):
     import scipy.sparse as sp
 
     from memory.graph import graph_of
-    from memory.strategies.kgermar_fusion import _retrievable
 
     graph = graph_of(view, query)
     weight = np.zeros(graph.n_entities)
@@ -187,7 +186,7 @@ def _entity_segments_whole(view, query, entities, budget):
     weighted = (graph.mentions @ sp.diags(weight)).tocsr()
     best = weighted.max(axis=1).toarray().ravel()
     summed = np.asarray(weighted.sum(axis=1)).ravel()
-    candidates = np.flatnonzero((best > 0) & _retrievable(view))
+    candidates = np.flatnonzero((best > 0) & view.retrievable_segments)
     order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
     return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
 
