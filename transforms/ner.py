@@ -1,5 +1,5 @@
 """Named-entity mention rows of segments: spaCy as a pure function and as a Beam DoFn, and
-the rows of spans found by a Hugging Face token classifier (`transforms.hf_ner`).
+the rows of spans found by a Hugging Face token classifier (`transforms.token_classifier`).
 
 The spaCy DoFn loads the model once per worker in `setup` and receives batches of segments
 (the stage makes them as it reads its input), so spaCy's `nlp.pipe` batching does the heavy

@@ -12,9 +12,12 @@
                          [--home DIR]  (see cli/bench_backfill.py)
     kgmem bench runners [--workers 1,2,4] [--documents 200] [--json-out FILE]
                         [--work DIR]  (see cli/bench_runners.py)
+    kgmem bench device [--encoder DIR] [--ner-model ID|PATH] [--texts 2048]
+                       [--cpu-texts 256] [--rgcn E,F,R,EPOCHS]  (see cli/bench_device.py)
 
 extraction: each backend runs in its Beam stage and alone on the same segments in this
 process; the ratio is the stage's throughput over the bare model's.
+device: the encoder, Hugging Face NER and the R-GCN on the CPU and on CUDA in this process.
 retrieval: per strategy, the first query (structures built) and p50/p95 latency on the
 sample corpus and on synthetic graphs of N facts (generated once under
 <home>/bench_retrieval/), each as a ratio to `dense` in the same run, with the Python peak
@@ -33,24 +36,33 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from kgmem.cli import bench_backfill, bench_build, bench_reliability, bench_runners
+from kgmem.cli import (
+    bench_backfill,
+    bench_build,
+    bench_device,
+    bench_reliability,
+    bench_runners,
+)
 from kgmem.cli.common import add_home, add_strategy_options, console, out
 
 if TYPE_CHECKING:
     from benchmarks.retrieval_latency import SizeResult, StrategyLatency
 
 
+SUITES = ("extraction", "retrieval", "build", "reliability", "backfill", "runners", "device")
+
+
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
-        help="measure extraction throughput, retrieval latency, build cost, reliability or "
-        "Beam runner scaling",
+        help="measure extraction throughput, retrieval latency, build cost, reliability, "
+        "Beam runner scaling or the CUDA paths",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument(
         "suite",
-        choices=["extraction", "retrieval", "build", "reliability", "backfill", "runners"],
+        choices=SUITES,
     )
     bench.add_argument("--segments", type=int, default=400, help="segments for NER and relations")
     bench.add_argument("--llm-segments", type=int, default=0, help="chunks for the LLM (0: skip)")
@@ -77,6 +89,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench_reliability.add_arguments(bench)
     bench_backfill.add_arguments(bench)
     bench_runners.add_arguments(bench)
+    bench_device.add_arguments(bench)
     return bench
 
 
@@ -91,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         return bench_backfill.run(args)
     if args.suite == "runners":
         return bench_runners.run(args)
+    if args.suite == "device":
+        return bench_device.run(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)

@@ -17,13 +17,9 @@ from pipelines.entity_mentions import bare_throughput
 from pipelines.options import NerBackendConfig
 from tests.tiny_models import save_tiny_bert
 from transforms.entity_types import entity_type
-from transforms.hf_ner import (
-    HfNerModelHandler,
-    load_token_classifier,
-    predict_spans,
-    resolve_device,
-)
+from transforms.hf_ner import HfNerModelHandler
 from transforms.ner_backends import DEFAULT_HF_NER_MODEL, DEFAULT_SPACY_MODEL
+from transforms.token_classifier import load_token_classifier, predict_spans, resolve_device
 from transforms.token_spans import (
     EntitySpan,
     WordPiece,
