@@ -19,6 +19,7 @@ from typing import Any
 
 from memory.facts import is_speculative
 from memory.heap import keep_freed_memory
+from memory.long_lived import freeze_long_lived, release_frozen
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -86,6 +87,7 @@ class Memory:
 
     def __init__(self, view: SnapshotView) -> None:
         self._view = view
+        self._queried = False
 
     @classmethod
     def open(
@@ -97,7 +99,9 @@ class Memory:
         """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace
         (with its data URL, recorded or from `KGMEM_DATA_URL`, checked reachable here so
         that a wrong endpoint fails at once, in one line). The process's heap keeps freed
-        memory from then on (`memory.heap`)."""
+        memory from then on (`memory.heap`), and the objects alive once the snapshot is
+        open, and again after its first query, are frozen out of the cyclic garbage
+        collector's full walks (`memory.long_lived`)."""
         keep_freed_memory()
         workspace = Workspace.at(path)
         con = workspace.connect(read_only=True)
@@ -115,12 +119,16 @@ class Memory:
         view = SnapshotView(
             chosen, connect, workspace.lance(), index_dir, fetch, home=workspace.root
         )
+        freeze_long_lived()
         return cls(view)
 
     def close(self) -> None:
-        """Drop what the view cached (tables, graphs, vectors). An open `Memory` holds no
-        warehouse connection, so a build into the same workspace never waits for it."""
+        """Drop what the view cached (tables, graphs, vectors) and unfreeze the objects
+        frozen since open (`memory.long_lived`), so the collector frees what the view
+        held in reference cycles. An open `Memory` holds no warehouse connection, so a
+        build into the same workspace never waits for it."""
         self._view.cache.clear()
+        release_frozen()
 
     def __enter__(self) -> Memory:
         return self
@@ -198,6 +206,9 @@ class Memory:
             "unit": unit,
             **reranking,
         }
+        if not self._queried:  # the structures the first query built live on
+            self._queried = True
+            freeze_long_lived()
         return QueryResult(self.snapshot.snapshot_id, strategy, hits, explanation)
 
     def _rerank(

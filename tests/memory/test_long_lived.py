@@ -1,0 +1,66 @@
+"""The query process's long-lived objects are frozen out of the collector's full walks:
+garbage is collected first, live objects are frozen, `release_frozen` hands them back,
+and a `Memory` freezes at open and after its first query, and releases at close."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from memory import Memory
+from memory.long_lived import freeze_long_lived, release_frozen
+
+
+class Node:
+    """A container that can sit in a reference cycle and be weakly referenced."""
+
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+@pytest.fixture(autouse=True)
+def unfrozen() -> Iterator[None]:
+    """Each test starts and ends with nothing frozen (the rest of the suite relies on it)."""
+    release_frozen()
+    yield
+    release_frozen()
+
+
+def test_garbage_is_collected_and_live_objects_are_frozen() -> None:
+    dead, live = Node(), Node()
+    dead.other = Node()
+    dead.other.other = dead  # a cycle: only the collector frees it
+    gone = weakref.ref(dead)
+    del dead
+    assert gone() is not None, "the cycle outlives its last name until a collection"
+    frozen = freeze_long_lived()
+    assert gone() is None, "garbage was collected before the freeze"
+    assert frozen == gc.get_freeze_count() > 0
+    assert not any(o is live for o in gc.get_objects()), "frozen: out of every generation"
+
+
+def test_released_objects_are_collectable_again() -> None:
+    held = Node()
+    held.other = Node()
+    held.other.other = held
+    freeze_long_lived()
+    cycle = weakref.ref(held)
+    del held
+    gc.collect()
+    assert cycle() is not None, "a frozen cycle waits"
+    release_frozen()
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert cycle() is None, "released, the next full collection frees it"
+
+
+def test_memory_freezes_at_open_and_first_query_and_releases_at_close(graph_build) -> None:
+    with Memory.open(graph_build.root) as memory:
+        at_open = gc.get_freeze_count()
+        assert at_open > 0
+        memory.query("Who is the CEO of Acme Corporation?", strategy="hipporag_ppr", k=3)
+        assert gc.get_freeze_count() > at_open, "the first query's structures froze too"
+    assert gc.get_freeze_count() == 0
