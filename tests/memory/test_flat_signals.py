@@ -214,3 +214,31 @@ def test_kgermar_banks_are_the_heads_of_the_prior_signals(graph_memory) -> None:
                 assert [s for _, s in head] == [s for _, s in scored], (name, text, k)
                 last = min((s for _, s in scored), default=0.0)
                 assert {h for h in head if h[1] > last} == {h for h in scored if h[1] > last}
+
+
+def test_bm25_answers_each_k_from_one_kept_search(graph_memory, monkeypatch) -> None:
+    """`bm25` asked with k = 3, 6, 12, 30 (as `Memory.query` widens its fetch) runs one
+    full-text search of the pool per query text, and each answer is a search of its own
+    limit up to the order of tied segments: the same scores, the same segments at each
+    score above the last."""
+    from memory.strategies import bm25 as module
+
+    view = _fresh(graph_memory._view)
+    searched: list[int] = []
+
+    def counted(v: SnapshotView, text: str, k: int) -> list:
+        searched.append(k)
+        return full_text_segments(v, text, k)
+
+    monkeypatch.setattr(module, "full_text_segments", counted)
+    for text in QUERIES:
+        searched.clear()
+        for k in (3, 6, 12, 30):
+            head = module.bm25(view, QueryContext(text, k)).scored
+            own = full_text_segments(view, text, k)
+            assert [s for _, s in head] == [s for _, s in own], (text, k)
+            last = min((s for _, s in own), default=0.0)
+            assert {h for h in head if h[1] > last} == {h for h in own if h[1] > last}
+        assert searched == [hybrid.POOL], text
+        module.bm25(view, QueryContext(text, 2 * hybrid.POOL))
+        assert searched == [hybrid.POOL, 2 * hybrid.POOL]
