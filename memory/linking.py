@@ -140,7 +140,12 @@ def nearest_segments(
 
 
 def full_text_segments(view: SnapshotView, text: str, k: int) -> list[tuple[str, float]]:
-    """Top-k retrievable (segment id, BM25 score) from the segments' full-text index."""
+    """Top-k retrievable (segment id, BM25 score) from the segments' postings in the
+    graph index (`memory.lexical_search`), or LanceDB's full-text index where the
+    snapshot's graph index has none."""
+    lexical = view.lexical_search
+    if lexical is not None:
+        return lexical.top(text, k)
     search = view.table("segments").search(text, query_type="fts")
     hits = _retrievable(view, search).select(["segment_id", "_score"]).limit(k).to_arrow()
     return [

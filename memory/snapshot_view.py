@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from memory.exact_segments import ExactSegments
 from memory.fact_columns import FactColumns, FactRows
+from memory.lexical_search import LexicalSearch
 from schemas.tables import EXTRACTABLE_KINDS, VECTOR, VECTOR_COLUMNS, VECTOR_FUSION
 from stores.graph_index import compute_graph_index, read_graph_index
 from stores.pinned_table import has_vector_index, open_pinned
@@ -191,6 +192,17 @@ class SnapshotView:
         if self.retrievable_filter is not None:
             retrievable = np.flatnonzero(self.retrievable_segments)
         return ExactSegments.of(self.node_names.segment_ids, index.segment_vectors, retrievable)
+
+    @functools.cached_property
+    def lexical_search(self) -> LexicalSearch | None:
+        """The BM25 search of the retrievable segments over the mapped graph index's
+        postings (`memory.lexical_search`); None where the index has none (LanceDB's
+        full-text search answers then)."""
+        index = self.mapped_index
+        if index is None or index.lexical is None:
+            return None
+        retrievable = self.retrievable_segments if self.retrievable_filter is not None else None
+        return LexicalSearch.of(index.lexical, self.node_names.segment_ids, retrievable)
 
     @functools.cached_property
     def mapped_index(self) -> GraphIndex | None:

@@ -25,7 +25,9 @@ Layout of `<home>/graph_index/<snapshot_id>/`:
   (`default_entity_facts_*.npy`, `default_fact_segments_*.npy`) and MemORAI's structure
   (`memorai_adjacency_*.npy`, `memorai_expansion_*.npy`, `memorai_structure_ones.npy`),
   and `search_edge_vectors.npy` (the statement vectors in the order of REAL's search
-  graph's entity – fact incidence, `transforms.graph_index.search_edge_facts`);
+  graph's entity – fact incidence, `transforms.graph_index.search_edge_facts`), and the
+  segments' BM25 postings (`transforms.lexical`): `lexical_terms.arrow` and
+  `lexical_offsets.npy`, `_rows`, `_counts`, `_lengths`;
 - `manifest.json`, written last: format version, snapshot id and counts. A folder without
   it is incomplete and never read.
 
@@ -66,6 +68,7 @@ from transforms.graph_index import (
     search_edge_facts,
     with_vector_lists,
 )
+from transforms.lexical import LexicalIndex
 from transforms.vector_lists import VectorLists
 
 FORMAT_VERSION = 4
@@ -175,6 +178,7 @@ def write_graph_index(directory: Path, index: GraphIndex, snapshot_id: str) -> b
     write_vector_lists(staging, index)
     _write_optional_arrays(staging, index)
     _write_optional_structures(staging, index)
+    _write_lexical(staging, index)
     _write_default_graph(staging, index)
     for name in MATRICES:
         _write_csr(staging, name, getattr(index, name))
@@ -258,6 +262,34 @@ def _write_optional_structures(directory: Path, index: GraphIndex) -> None:
                 _write_csr(directory, name, matrix)
             width = max(m.nnz for m in matrices)
             np.save(directory / f"{field}_ones.npy", np.ones(width))
+
+
+LEXICAL_ARRAYS = ("offsets", "rows", "counts", "lengths")
+"""`.npy` files of `GraphIndex.lexical` (`lexical_<name>.npy`, optional as
+`OPTIONAL_ARRAYS`), beside its terms, `lexical_terms.arrow`, written last."""
+
+
+def _write_lexical(directory: Path, index: GraphIndex) -> None:
+    if index.lexical is None:
+        return
+    for name in LEXICAL_ARRAYS:
+        np.save(
+            directory / f"lexical_{name}.npy", np.ascontiguousarray(getattr(index.lexical, name))
+        )
+    terms = pa.table({"term": pa.array(list(index.lexical.terms), pa.string())})
+    _write_arrow(directory / "lexical_terms.arrow", terms)
+
+
+def _read_lexical(directory: Path) -> dict[str, LexicalIndex]:
+    """`lexical` with its arrays mapped and its terms read; {} when not stored."""
+    path = directory / "lexical_terms.arrow"
+    if not path.is_file():
+        return {}
+    arrays = {
+        name: np.load(directory / f"lexical_{name}.npy", mmap_mode="r") for name in LEXICAL_ARRAYS
+    }
+    terms = _read_arrow(path).column("term").to_pylist()
+    return {"lexical": LexicalIndex(terms, **arrays)}
 
 
 DEFAULT_GRAPH = ("default_entity_facts", "default_fact_segments")
@@ -391,6 +423,7 @@ def read_graph_index(directory: Path) -> GraphIndex | None:
         **_read_optional_arrays(directory),
         **_read_optional_structures(directory),
         **_read_default_graph(directory, n_entities, n_segments),
+        **_read_lexical(directory),
     )
 
 

@@ -32,6 +32,7 @@ from schemas.tables import VECTOR, VECTOR_COLUMNS
 from transforms.consolidation import normalize_name
 from transforms.graph_links import fact_statement
 from transforms.graph_structures import entity_adjacency, entity_fact_incidence, memorai_structure
+from transforms.lexical import LexicalIndex, build_lexical_index
 from transforms.vector_lists import (
     EXACT_BELOW,
     VectorLists,
@@ -115,6 +116,10 @@ class GraphIndex:
     REAL's search graph as one contiguous block of rows (n_edges x dim). None in an index
     computed in memory or written before it was stored; then REAL gathers an entity's
     rows from `fact_vectors`, scattered over the matrix (see `search_edge_facts`)."""
+    lexical: LexicalIndex | None = None
+    """The segments' search texts as BM25 postings (`transforms.lexical`), row i for
+    segment position i; None in an index written before it was stored (then the lexical
+    search is LanceDB's full-text index)."""
 
     @property
     def entity_ids(self) -> pa.Array:
@@ -136,6 +141,10 @@ class GraphIndex:
     def in_graph(self) -> np.ndarray:
         """Facts whose both ends are entities of the snapshot."""
         return (self.fact_head >= 0) & (self.fact_tail >= 0)
+
+
+SEARCH_TEXT = "search_text"
+"""The segments' column their full-text index (LanceDB's, and `GraphIndex.lexical`) holds."""
 
 
 def build_graph_index(
@@ -183,6 +192,9 @@ def build_graph_index(
         next_segment=following,
         segment_vectors=_vector_matrix(segments),
         entity_unit_vectors=unit_rows(entity_vectors),
+        lexical=build_lexical_index(segments.column(SEARCH_TEXT).to_pylist())
+        if SEARCH_TEXT in segments.column_names
+        else None,
     )
     index = replace(index, default_graph=default_graph(index))
     return replace(index, memorai_structure=default_memorai_structure(index))

@@ -88,8 +88,9 @@ def with_sessions(view, tmp_path_factory) -> SnapshotView:
 
 def test_a_filter_that_keeps_every_row_is_dropped_without_changing_a_result(view) -> None:
     """A build's segments table holds only retrievable kinds, as the sample's does. The
-    vector searches are LanceDB's here: a view without the mapped index (with it, the
-    unindexed sample is searched by the exact product, `test_exact_segments`)."""
+    searches are LanceDB's here: a view without the mapped index (with it, the unindexed
+    sample is searched by the exact product, `test_exact_segments`, and the full text by
+    the index's postings, `test_lexical_search`)."""
     assert view.retrievable_filter is None
     scanned = SnapshotView(view.snapshot, view.connect, view.db, home=view.home)
     assert scanned.retrievable_filter is None and scanned.exact_segments is None
@@ -97,7 +98,7 @@ def test_a_filter_that_keeps_every_row_is_dropped_without_changing_a_result(view
         for k in (5, 50):
             fast = similar_segments(scanned, text, k)
             assert fast == _plain_similar(view, text, k) and fast
-            assert full_text_segments(view, text, k) == _plain_full_text(view, text, k)
+            assert full_text_segments(scanned, text, k) == _plain_full_text(view, text, k)
     second = similar_segments(view, QUERIES[0], 20, second_encoder=True)
     assert second == _plain_similar(view, QUERIES[0], 20, VECTOR_FUSION)
 

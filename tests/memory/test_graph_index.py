@@ -97,10 +97,21 @@ def test_index_selection_equals_the_as_of_read(view, valid_at, speculative) -> N
         assert view.segment_facts(segment, query) == by_segment.get(segment, []), segment
 
 
+def _without_postings(index_dir: Path, folder: Path) -> Path:
+    """A copy of an index without the segments' BM25 postings (so a view of it searches
+    the full text with LanceDB, as a view without a mapped index does)."""
+    directory = folder / index_dir.name
+    shutil.copytree(index_dir, directory)
+    for path in directory.glob("lexical_*"):
+        path.unlink()
+    return directory
+
+
 @pytest.fixture(scope="module")
 def old_index_dir(view, tmp_path_factory) -> Path:
     """A copy of the sample's index without the files added after format 4 came out, as
-    an index written before them is."""
+    an index written before them is (its postings kept: LanceDB's full-text search ties
+    and rounds its own way, `test_lexical_search`)."""
     directory = tmp_path_factory.mktemp("old_index") / view.snapshot.snapshot_id
     shutil.copytree(view.index_dir, directory)
     added = [f"{name}.npy" for name in OPTIONAL_ARRAYS] + [
@@ -117,12 +128,18 @@ def old_index_dir(view, tmp_path_factory) -> Path:
     return directory
 
 
-def test_mapped_and_computed_indexes_answer_alike(graph_memory, view, old_index_dir) -> None:
+def test_mapped_and_computed_indexes_answer_alike(view, old_index_dir, tmp_path) -> None:
     """The index the build mapped, an index without the files added later (what those
     files hold is computed at query time) and one computed in the query process rank
-    alike for every strategy, at the default coordinates and at a valid time."""
+    alike for every strategy, at the default coordinates and at a valid time. All three
+    search the full text with LanceDB (the mapped postings' agreement with it, up to the
+    order of ties, is `test_lexical_search`'s)."""
+    mapped_dir = _without_postings(view.index_dir, tmp_path / "mapped")
+    old_dir = _without_postings(old_index_dir, tmp_path / "old")
+    mapped_memory = Memory(SnapshotView(view.snapshot, view.connect, view.db, mapped_dir))
+    assert mapped_memory._view.lexical_search is None
     computed = Memory(SnapshotView(view.snapshot, view.connect, view.db))
-    old = Memory(SnapshotView(view.snapshot, view.connect, view.db, old_index_dir))
+    old = Memory(SnapshotView(view.snapshot, view.connect, view.db, old_dir))
     assert not isinstance(computed._view.graph_index.fact_vectors, np.memmap)
     assert old._view.mapped_index is not None
     assert old._view.mapped_index.memorai_structure is None
@@ -135,7 +152,7 @@ def test_mapped_and_computed_indexes_answer_alike(graph_memory, view, old_index_
             ("Where did Priya work in 2021?", datetime(2021, 6, 1, tzinfo=UTC)),
             ("Maybe who might have led Acme?", None),
         ]:
-            mapped = graph_memory.query(text, strategy=strategy, k=5, valid_at=at)
+            mapped = mapped_memory.query(text, strategy=strategy, k=5, valid_at=at)
             for other in (computed, old):
                 again = other.query(text, strategy=strategy, k=5, valid_at=at)
                 ours, theirs = ([dataclasses.astuple(h) for h in r] for r in (mapped, again))

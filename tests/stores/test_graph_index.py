@@ -19,7 +19,7 @@ from transforms.graph_index import GraphIndex, build_graph_index
 from transforms.vector_lists import EXACT_BELOW
 
 
-def _index(n_facts: int = 2) -> GraphIndex:
+def _index(n_facts: int = 2, search_text: list[str] | None = None) -> GraphIndex:
     ids = [f"f{i}" for i in range(n_facts)]
     facts = pa.table(
         {
@@ -38,6 +38,8 @@ def _index(n_facts: int = 2) -> GraphIndex:
     )
     entities = pa.table({"entity_id": ["a", "b"], "name": ["A", "B"]})
     segments = pa.table({"segment_id": ["s1", "s2"], "entity_ids": [["a"], ["b", "a"]]})
+    if search_text is not None:
+        segments = segments.append_column("search_text", pa.array(search_text))
     vectors = np.arange(n_facts * 3, dtype=np.float32).reshape(n_facts, 3)
     return build_graph_index(entities, segments, facts, (pa.array(ids), vectors), lambda t: t)
 
@@ -116,3 +118,25 @@ def test_an_index_without_vector_lists_opens_without_them(tmp_path) -> None:
     for name in ("small", "old"):
         read = read_graph_index(tmp_path / name)
         assert read is not None and read.fact_lists is None and read.entity_lists is None, name
+
+
+def test_segment_postings_round_trip_and_are_optional(tmp_path) -> None:
+    """The segments' postings (`GraphIndex.lexical`) are written and mapped back as built;
+    an index without a search-text column has none, and one written before them (files
+    removed) opens without them (LanceDB's full-text search answers then)."""
+    from transforms.lexical import analyze, build_lexical_index
+
+    assert _index().lexical is None, "segments without a search_text column"
+    texts = ["Acme hires Priya", "Priya leads the firmware team"]
+    index = _index(search_text=texts)
+    expected = build_lexical_index(texts)
+    assert list(index.lexical.terms) == expected.terms and "priya" in analyze(texts[0])
+    assert write_graph_index(tmp_path / "snap-1", index, "snap-1")
+    read = read_graph_index(tmp_path / "snap-1").lexical
+    assert read is not None and list(read.terms) == list(expected.terms)
+    assert isinstance(read.rows, np.memmap), "postings are mapped"
+    for name in ("offsets", "rows", "counts", "lengths"):
+        assert np.array_equal(getattr(read, name), getattr(expected, name)), name
+    for path in (tmp_path / "snap-1").glob("lexical_*"):
+        path.unlink()
+    assert read_graph_index(tmp_path / "snap-1").lexical is None
