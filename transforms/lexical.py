@@ -157,23 +157,3 @@ def build_lexical_index(texts: Iterable[str | None]) -> LexicalIndex:
     offsets = np.zeros(len(names) + 1, np.int64)
     np.cumsum(np.bincount(terms, minlength=len(names)), out=offsets[1:])
     return LexicalIndex(names, offsets, rows[order], counts[order], row_lengths)
-
-
-def bm25_scores(index: LexicalIndex, term_positions: Sequence[int]) -> np.ndarray:
-    """Every row's BM25 score (float32, 0 where no query term occurs) for the query terms
-    at `term_positions` in `index.terms`, one entry per occurrence in the query.
-
-    A term's rows are distinct, so its contributions add in with one indexed addition; the
-    terms add in query order."""
-    n = np.float32(index.documents)
-    average = index.average_length
-    scores = np.zeros(len(index.lengths), np.float32)
-    for position in term_positions:
-        start, end = int(index.offsets[position]), int(index.offsets[position + 1])
-        docs = np.float32(end - start)
-        idf = np.log((n - docs + np.float32(0.5)) / (docs + np.float32(0.5)) + np.float32(1.0))
-        rows = index.rows[start:end]
-        freq = index.counts[start:end].astype(np.float32)
-        norm = K1 * (np.float32(1.0) - B + B * index.lengths[rows].astype(np.float32) / average)
-        scores[rows] += np.float32(idf) * ((K1 + np.float32(1.0)) * freq / (freq + norm))
-    return scores

@@ -1,19 +1,12 @@
 """The lexical index: LanceDB's default analyser reproduced (stop words after stemming,
-long tokens, folding, Unicode words), postings, and BM25 against the formula and against
-LanceDB's own full-text search on the same texts."""
+long tokens, folding, Unicode words) and the postings (BM25 over them:
+`tests/memory/test_lexical_search.py`)."""
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
-
-import lancedb
-import numpy as np
-import pyarrow as pa
 import pytest
-from lancedb.index import FTS
 
-from transforms.lexical import analyze, bm25_scores, build_lexical_index
+from transforms.lexical import analyze, build_lexical_index
 
 TEXTS = [
     "Priya Natarajan works at the Harborview Office in Rotterdam.",
@@ -55,39 +48,3 @@ def test_postings_rows_counts_and_lengths() -> None:
         for row, count in zip(rows, counts, strict=True):
             assert analyze(TEXTS[row]).count(term) == count
     assert [len(analyze(t)) for t in TEXTS] == list(index.lengths[:-1])
-
-
-def test_bm25_is_the_formula_with_one_term_per_query_occurrence() -> None:
-    index = build_lexical_index(TEXTS)
-    position = {t: i for i, t in enumerate(index.terms)}
-    documents = sum(1 for t in TEXTS if analyze(t))  # a row without a term is no document
-    n, average = len(TEXTS), index.lengths.sum() / documents
-    assert index.documents == documents == n - 1
-    for query in (["firmwar"], ["firmwar", "acm"], ["acm", "acm"]):
-        scores = bm25_scores(index, [position[t] for t in query])
-        expected = np.zeros(n)
-        for term in query:
-            with_term = [r for r in range(n) if term in analyze(TEXTS[r])]
-            idf = math.log(1 + (documents - len(with_term) + 0.5) / (len(with_term) + 0.5))
-            for r in with_term:
-                f, length = analyze(TEXTS[r]).count(term), index.lengths[r]
-                expected[r] += idf * 2.2 * f / (f + 1.2 * (0.25 + 0.75 * length / average))
-        assert np.allclose(scores, expected, rtol=1e-5, atol=0)
-    assert np.all(bm25_scores(index, []) == 0)
-
-
-def test_scores_equal_lancedb_full_text_search(tmp_path: Path) -> None:
-    """LanceDB's index with its defaults over the same texts (an empty one among them)
-    gives the same scores."""
-    table = lancedb.connect(str(tmp_path)).create_table(
-        "texts", pa.table({"row": pa.array(range(len(TEXTS))), "text": TEXTS})
-    )
-    table.create_index("text", config=FTS(), replace=True)
-    index = build_lexical_index(TEXTS)
-    position = {t: i for i, t in enumerate(index.terms)}
-    for query in ("firmware team", "Acme Corporation CEO", "Marcus Bennett recall", "café"):
-        hits = table.search(query, query_type="fts").select(["row", "_score"]).to_list()
-        scores = bm25_scores(index, [position[t] for t in analyze(query) if t in position])
-        assert {h["row"] for h in hits} == set(np.flatnonzero(scores).tolist()), query
-        for hit in hits:
-            assert scores[hit["row"]] == pytest.approx(hit["_score"], rel=1e-5), query
