@@ -16,17 +16,11 @@ from lancedb.index import FTS
 from memory.lexical_search import LexicalSearch, bm25_top
 from memory.linking import full_text_segments
 from memory.snapshot_view import SnapshotView
+from tests.memory.test_flat_signals import QUERIES as FLAT_QUERIES
 from tests.transforms.test_lexical import TEXTS
 from transforms.lexical import K1, B, LexicalIndex, analyze, build_lexical_index
 
-QUERIES = [
-    "Who leads the Firmware team?",
-    "printer error E-42",
-    "Where did Priya work in 2021?",
-    "Acme Corporation",
-    "the of and",
-    "Marcus Bennett CEO",
-]
+QUERIES = [*FLAT_QUERIES, "Marcus Bennett CEO"]
 
 
 def _every_score(index: LexicalIndex, positions: list[int]) -> np.ndarray:
