@@ -21,11 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from memory.top import top_positions
-from transforms.lexical import K1, B, LexicalIndex, analyze
-
-ARRAYS = ("offsets", "rows", "counts", "lengths")
-"""The index's arrays, read through plain views of their mappings: slicing a `np.memmap`
-makes a memmap object each time, a third of a search's time at 1M facts."""
+from transforms.lexical import ARRAY_FIELDS, K1, B, LexicalIndex, analyze
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,9 @@ class LexicalSearch:
         cls, index: LexicalIndex, segment_ids: list[str], retrievable: np.ndarray | None
     ) -> LexicalSearch:
         positions = {term: i for i, term in enumerate(index.terms)}
-        arrays = {name: np.asarray(getattr(index, name)) for name in ARRAYS}  # no memmap wrapper
+        # plain views of the mappings: slicing a `np.memmap` makes a memmap object each
+        # time, a third of a search's time at 1M facts
+        arrays = {name: np.asarray(getattr(index, name)) for name in ARRAY_FIELDS}
         return cls(replace(index, **arrays), segment_ids, positions, retrievable)
 
     def top(self, text: str, k: int) -> list[tuple[str, float]]:

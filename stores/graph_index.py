@@ -68,7 +68,7 @@ from transforms.graph_index import (
     search_edge_facts,
     with_vector_lists,
 )
-from transforms.lexical import LexicalIndex
+from transforms.lexical import ARRAY_FIELDS, LexicalIndex
 from transforms.vector_lists import VectorLists
 
 FORMAT_VERSION = 4
@@ -264,15 +264,12 @@ def _write_optional_structures(directory: Path, index: GraphIndex) -> None:
             np.save(directory / f"{field}_ones.npy", np.ones(width))
 
 
-LEXICAL_ARRAYS = ("offsets", "rows", "counts", "lengths")
-"""`.npy` files of `GraphIndex.lexical` (`lexical_<name>.npy`, optional as
-`OPTIONAL_ARRAYS`), beside its terms, `lexical_terms.arrow`, written last."""
-
-
 def _write_lexical(directory: Path, index: GraphIndex) -> None:
+    """`GraphIndex.lexical` as `lexical_<field>.npy` per array field (optional, as
+    `OPTIONAL_ARRAYS`) and its terms, `lexical_terms.arrow`, written last."""
     if index.lexical is None:
         return
-    for name in LEXICAL_ARRAYS:
+    for name in ARRAY_FIELDS:
         np.save(
             directory / f"lexical_{name}.npy", np.ascontiguousarray(getattr(index.lexical, name))
         )
@@ -286,7 +283,7 @@ def _read_lexical(directory: Path) -> dict[str, LexicalIndex]:
     if not path.is_file():
         return {}
     arrays = {
-        name: np.load(directory / f"lexical_{name}.npy", mmap_mode="r") for name in LEXICAL_ARRAYS
+        name: np.load(directory / f"lexical_{name}.npy", mmap_mode="r") for name in ARRAY_FIELDS
     }
     terms = _read_arrow(path).column("term").to_pylist()
     return {"lexical": LexicalIndex(terms, **arrays)}

@@ -104,6 +104,10 @@ def analyze(text: str) -> list[str]:
     return [term for token in _TOKEN.findall(text) if (term := _term(token)) is not None]
 
 
+ARRAY_FIELDS = ("offsets", "rows", "counts", "lengths")
+"""The `LexicalIndex` fields that are arrays (stored as `.npy` files in the graph index)."""
+
+
 @dataclass(frozen=True)
 class LexicalIndex:
     """Postings of the rows' terms: `terms` sorted; the rows containing `terms[i]` are
