@@ -10,6 +10,10 @@ random. `gc.freeze()` moves the objects alive at that moment to the permanent ge
 which no collection walks, so a full collection costs only what queries allocated since.
 
 Garbage is collected first (`gc.collect()`), so nothing already unreachable is frozen.
+At exit everything is unfrozen (an `atexit` hook, registered with the first freeze), so
+the interpreter's last collection still reaches every object: without it, a process that
+never closed its `Memory` ended with DuckDB's nanobind bindings reporting leaked
+instances on stderr.
 An object frozen and dropped later is still freed by its reference count; only a
 reference cycle among frozen objects waits, until `release_frozen()` (`Memory.close`, the
 end of a `with` block) hands every frozen object back to the collector. A process that
@@ -19,14 +23,22 @@ which costs it the walks again, never memory.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import gc
 
 
 def freeze_long_lived() -> int:
     """Collect garbage, then freeze every object still alive; the frozen count."""
+    _unfreeze_at_exit()
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+@functools.cache
+def _unfreeze_at_exit() -> None:
+    atexit.register(release_frozen)
 
 
 def release_frozen() -> None:

@@ -51,17 +51,17 @@ def run(args: argparse.Namespace) -> int:
 
     from memory import Memory
 
-    memory = Memory.open(args.home, snapshot=args.snapshot, collection=args.collection)
-    result = memory.query(
-        args.text,
-        strategy=args.strategy,
-        k=args.k,
-        valid_at=args.valid_at,
-        unit=args.unit,
-        reranker=args.reranker,
-        rerank_depth=args.rerank_depth,
-        options=dict(args.options),
-    )
+    with Memory.open(args.home, snapshot=args.snapshot, collection=args.collection) as memory:
+        result = memory.query(
+            args.text,
+            strategy=args.strategy,
+            k=args.k,
+            valid_at=args.valid_at,
+            unit=args.unit,
+            reranker=args.reranker,
+            rerank_depth=args.rerank_depth,
+            options=dict(args.options),
+        )
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
         return 0

@@ -5,8 +5,11 @@ and a `Memory` freezes at open and after its first query, and releases at close.
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +67,23 @@ def test_memory_freezes_at_open_and_first_query_and_releases_at_close(graph_buil
         memory.query("Who is the CEO of Acme Corporation?", strategy="hipporag_ppr", k=3)
         assert gc.get_freeze_count() > at_open, "the first query's structures froze too"
     assert gc.get_freeze_count() == 0
+
+
+def test_a_process_that_never_closes_its_memory_exits_quietly(graph_build) -> None:
+    """Everything frozen is unfrozen at exit, so the interpreter's last collection reaches
+    it: DuckDB's bindings report no leaked instances on stderr."""
+    script = (
+        "import sys\n"
+        "from memory import Memory\n"
+        "memory = Memory.open(sys.argv[1])\n"
+        "memory.query('Who is the CEO of Acme Corporation?', strategy='hipporag_ppr', k=2)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(graph_build.root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "leaked" not in done.stderr, done.stderr[-2000:]
