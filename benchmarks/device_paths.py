@@ -191,8 +191,6 @@ def measure_rgcn(
             device,
         )
         fused[device] = trained.fused
-        if device == "cuda":
-            result.cuda_items = epochs
         _record(result, device, epochs, epochs / seconds)
     if len(fused) == 2:
         result.parity = float(np.abs(fused["cpu"] - fused["cuda"]).max())

@@ -82,9 +82,11 @@ def bm25_top(
         rows = lists[0] if taken == 1 else np.unique(np.concatenate(lists))  # ascending
         if allowed is not None:
             rows = rows[allowed[rows]]
+        norm = K1 * (np.float32(1.0) - B + B * index.lengths[rows].astype(np.float32) / average)
+        weights = {t: _weights(index, t, rows, idf[t], norm) for t in counts}
         scores = np.zeros(len(rows), np.float32)
         for position in term_positions:
-            scores += _weights(index, position, rows, idf[position], average)
+            scores += weights[position]
         best = top_positions(scores, k)
         rest = sum(bound[t] for t in rarest[taken:]) * (1 + 1e-5)  # float32 rounding
         if taken == len(rarest) or (len(best) == k and rest <= float(scores[best[-1]])):
@@ -103,13 +105,13 @@ def _postings(index: LexicalIndex, position: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _weights(
-    index: LexicalIndex, position: int, rows: np.ndarray, idf: np.float32, average: np.float32
+    index: LexicalIndex, position: int, rows: np.ndarray, idf: np.float32, norm: np.ndarray
 ) -> np.ndarray:
-    """The term's BM25 contribution to each of `rows` (ascending): 0 where it is absent."""
+    """The term's BM25 contribution to each of `rows` (ascending), whose length norms are
+    `norm`: 0 where it is absent."""
     postings, counts = _postings(index, position)
     found = np.searchsorted(postings, rows)
     found[found == len(postings)] = 0
     holds = postings[found] == rows if len(postings) else np.zeros(len(rows), bool)
     freq = np.where(holds, counts[found], 0).astype(np.float32)
-    norm = K1 * (np.float32(1.0) - B + B * index.lengths[rows].astype(np.float32) / average)
     return idf * ((K1 + np.float32(1.0)) * freq / (freq + norm))

@@ -85,12 +85,7 @@ class TorchBertEncoder:
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         for rows, ids, types, mask, _ in self._padded_batches(texts, batch_size):
             with torch.inference_mode():
-                real = torch.from_numpy(mask).to(self.device)
-                states = self._forward(
-                    torch.from_numpy(ids).to(self.device),
-                    torch.from_numpy(types).to(self.device),
-                    real,
-                ).float()
+                states, real = self._states(ids, types, mask)
                 if self.mean_pooling:
                     weights = real[:, :, None].float()
                     pooled = (states * weights).sum(dim=1) / weights.sum(dim=1)
@@ -107,12 +102,19 @@ class TorchBertEncoder:
 
         for rows, ids, types, mask, offsets in self._padded_batches(texts, batch_size):
             with torch.inference_mode():
-                states = self._forward(
-                    torch.from_numpy(ids).to(self.device),
-                    torch.from_numpy(types).to(self.device),
-                    torch.from_numpy(mask).to(self.device),
-                )
-            yield TokenBatch(rows, states.float().cpu().numpy(), mask, offsets)
+                states, _ = self._states(ids, types, mask)
+            yield TokenBatch(rows, states.cpu().numpy(), mask, offsets)
+
+    def _states(
+        self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last hidden states (float32, on the model's device) of one padded batch, and
+        its real-token mask moved there."""
+        import torch
+
+        real = torch.from_numpy(mask).to(self.device)
+        ids_on, types_on = (torch.from_numpy(a).to(self.device) for a in (ids, types))
+        return self._forward(ids_on, types_on, real).float(), real
 
     def _padded_batches(
         self, texts: Sequence[str], batch_size: int

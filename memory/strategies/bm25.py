@@ -1,13 +1,15 @@
-"""Lexical retrieval: LanceDB's native full-text index over each segment's search text
-(its span with its title or speaker), scored with BM25.
+"""Lexical retrieval: BM25 over each segment's search text (its span with its title or
+speaker), from the graph index's postings, or LanceDB's native full-text index where the
+snapshot's graph index has none (`memory.linking.full_text_segments`).
 
 The search asks for a pool of at least `POOL` segments, kept per query text (the view's
 last `KEPT_RANKINGS` queries, `memory.strategies.hybrid.kept_recent`), and the ranking is
 its head: `Memory.query` asks again with 2k, 4k, ... while k segments fill fewer than k
 passages (chunks of one document), and on the bench's synthetic documents it did so 2.35
-times a query, each a full-text search of its own. The full-text search's top list is
-exact, so the head of a longer list is the shorter list (the same hits and scores, checked
-on both dev sets and the bench's 100k and 1M snapshots, docs/benchmarks.md)."""
+times a query, each a full-text search of its own. Both searches' top lists are exact,
+so the head of a longer list has the shorter list's scores and hits, up to the order of
+tied segments where LanceDB searches (the postings order ties by row); on both dev sets
+the quality figures were identical (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
