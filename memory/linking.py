@@ -18,7 +18,7 @@ import numpy as np
 from lancedb.query import LanceQueryBuilder
 
 from memory.graph import MemoryGraph, graph_of
-from memory.nearest import nearest_rows, probes_of
+from memory.nearest import PROBES, nearest_rows, probes_of
 from memory.snapshot_view import QueryContext, SnapshotView
 from schemas.tables import VECTOR, VECTOR_FUSION
 from transforms.consolidation import normalize_name
@@ -80,13 +80,26 @@ def _singular(word: str) -> str:
 
 
 def similar_entities(
-    view: SnapshotView, text: str, k: int, min_similarity: float = MIN_SIMILARITY
+    view: SnapshotView,
+    text: str,
+    k: int,
+    min_similarity: float = MIN_SIMILARITY,
+    probes: int = PROBES,
 ) -> dict[str, float]:
-    """The `k` entities whose description embedding is closest to `text` (cosine weights),
-    those below `min_similarity` left out."""
-    hits = view.table("entities").search(view.embed_query(text)).limit(k).to_list()
-    similar = {h["entity_id"]: round(1.0 - h["_distance"] / 2.0, 4) for h in hits}
-    return {e: s for e, s in similar.items() if s >= min_similarity}
+    """The `k` entities whose description embedding is closest to `text` (entity id ->
+    cosine, 4 decimals, best first), those below `min_similarity` left out.
+
+    Searched in the graph index's unit entity vectors (`similar_entity_positions`), not in
+    LanceDB's entities table: without a vector index (below 250k rows) LanceDB scans the
+    table's files, 49 ms of PersonalAI's 121 ms a query over the 25k entities of the
+    100k-fact benchmark, where the mapped product takes ~1.7-2.3 ms. Both are the same
+    cosine (the stored vectors are unit length, and LanceDB's 1 - L2²/2 is their cosine),
+    so the entities are the same but for near-ties at the fourth decimal; above 50k
+    entities the index's IVF lists are probed (`probes` lists, as every other entity
+    search), where LanceDB's own index was approximate too."""
+    found = similar_entity_positions(view, view.embed_query(text), k, probes)
+    ids = view.node_names.entity_ids
+    return {ids[e]: s for e, s in found.items() if s >= min_similarity}
 
 
 def similar_entity_positions(
@@ -97,10 +110,10 @@ def similar_entity_positions(
     first: the product with the graph index's unit entity vectors, over the lists of its
     IVF index nearest to the query where it has one (`memory.nearest`, `probes` lists).
 
-    `similar_entities`' search without LanceDB and without an id lookup: the entities
-    table had no vector index below 250k rows, and its flat search took 55 ms a query at
-    25k entities (the 100k-fact benchmark) where the product takes ~1 ms; at 250k the
-    probe reads ~8k rows (~3 ms against LanceDB's 5 ms)."""
+    LanceDB's search of the entities table, without LanceDB: that table has no vector
+    index below 250k rows, and its flat search took 55 ms a query at 25k entities (the
+    100k-fact benchmark) where the product takes ~1 ms; at 250k the probe reads ~8k rows
+    (~3 ms against LanceDB's 5 ms)."""
     vectors = view.entity_unit_vectors
     if not len(vectors):
         return {}
@@ -201,7 +214,9 @@ def query_entities(
     """Named, description-similar and fact-linked entities, each with its best weight."""
     seeds: dict[str, float] = {}
     for found in (
-        similar_entities(view, query.text, similar) if similar else {},
+        similar_entities(view, query.text, similar, probes=probes_of(query.options))
+        if similar
+        else {},
         fact_linked_entities(view, query, via_facts) if via_facts else {},
         named_entities(view, query.text),
     ):

@@ -42,6 +42,7 @@ import numpy as np
 from memory.flat_prior import flat_prior, kept_per_query, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import named_entities, positions, similar_entities
+from memory.nearest import probes_of
 from memory.node_vectors import fact_vectors
 from memory.relational_paths import (
     RelationalPath,
@@ -84,7 +85,10 @@ def _paths(
     anchors = list(dict.fromkeys([*named, *flat]))
     entities_from = "named and flat ranking"
     if not anchors:
-        anchors = _with_facts(graph, similar_entities(view, query.text, FALLBACK_ANCHORS))
+        anchors = _with_facts(
+            graph,
+            similar_entities(view, query.text, FALLBACK_ANCHORS, probes=probes_of(query.options)),
+        )
         entities_from = "similar"
     searches = paths_among(graph, anchors, max_length, EXPANSION_LIMIT)
     mode = "between_entities"

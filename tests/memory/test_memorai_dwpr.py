@@ -384,12 +384,18 @@ def test_graphs_share_the_views_lookups(graph_memory):
 
 
 @pytest.mark.parametrize("text", [PRIYA, "Which city is the office in?", "unladen swallow"])
-def test_entity_seeds_are_the_entity_search(graph_memory, text):
-    """MemORAI's entity seeds (the product with the index's unit vectors) are the entities
-    and cosines of the LanceDB search of the entities table they replace."""
+def test_entity_searches_are_lancedb_search_of_the_entities_table(graph_memory, text):
+    """MemORAI's entity seeds and `similar_entities` (both the product with the index's
+    unit vectors) give the entities and cosines of LanceDB's search of the entities table,
+    which they replace; `similar_entities` leaves out those below its threshold."""
     view = graph_memory._view
     graph = graph_of(view, QueryContext(text, 5))
-    by_table = similar_entities(view, text, 3, min_similarity=-1.0)
+    hits = view.table("entities").search(view.embed_query(text)).limit(3).to_list()
+    by_table = {h["entity_id"]: 1.0 - h["_distance"] / 2.0 for h in hits}
     by_product = similar_entity_positions(view, view.embed_query(text), 3, probes=32)
     assert [graph.entity_ids[e] for e in by_product] == list(by_table)
     np.testing.assert_allclose(list(by_product.values()), list(by_table.values()), atol=1e-4)
+    similar = similar_entities(view, text, 3, min_similarity=0.3)
+    assert list(similar) == [e for e, c in by_table.items() if c >= 0.3 - 1e-4][: len(similar)]
+    assert all(c >= 0.3 for c in similar.values())
+    assert similar_entities(view, text, 3, min_similarity=-1.0).keys() == by_table.keys()
