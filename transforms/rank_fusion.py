@@ -72,10 +72,14 @@ def fuse(
 
 
 def contributions(
-    item: str, signals: Mapping[str, Scored], weights: Mapping[str, float]
+    item: str,
+    normal: Mapping[str, tuple[dict[str, float], float]],
+    weights: Mapping[str, float],
 ) -> dict[str, float]:
-    """Per signal, w · z of `item` (what `fuse` added up), for explanations."""
+    """Per signal, w · z of `item` (what `combine` added up), for explanations: from the
+    `normalise`d lists that were combined, so that explaining ten hits does not
+    normalise every list ten times again (~1 ms of each flat prior's query)."""
     return {
         name: round(weights.get(name, 0.0) * z.get(item, floor), 4)
-        for name, (z, floor) in normalise(signals).items()
+        for name, (z, floor) in normal.items()
     }

@@ -25,7 +25,7 @@ from memory.linking import beside, full_text_segments, nearest_segments, similar
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
-from transforms.rank_fusion import Scored, contributions, fuse
+from transforms.rank_fusion import Scored, combine, contributions, normalise
 
 POOL = 50
 """Candidates per signal (at least; 2k when k is larger)."""
@@ -121,7 +121,8 @@ def _fused(
     def weights_of(segment_id: str) -> Mapping[str, float]:
         return by_kind[CORPUS_KINDS.get(view.segment_kind(segment_id), "documents")]
 
-    fused = fuse(signals, weights_of)
+    normal = normalise(signals)
+    fused = combine(normal, weights_of)
     explanation = {
         "strategy": "hybrid",
         "signals": {name: len(scored) for name, scored in signals.items()},
@@ -129,7 +130,7 @@ def _fused(
         "weights": by_kind,
         "weights_source": sources,
         "contributions": {
-            segment_id: contributions(segment_id, signals, weights_of(segment_id))
+            segment_id: contributions(segment_id, normal, weights_of(segment_id))
             for segment_id, _ in fused[:EXPLAINED_HITS]
         },
     }

@@ -33,7 +33,7 @@ def test_weights_decide_the_order_and_may_differ_per_item():
     assert [item for item, _ in by_meaning][:2] == ["chunk", "turn"]
     per_kind = fuse(signals, lambda item: {"lex": 1.0} if item == "turn" else {"sem": 1.0})
     assert per_kind[0][0] == "turn"
-    assert contributions("turn", signals, {"lex": 1.0}) == {
+    assert contributions("turn", normalise(signals), {"lex": 1.0}) == {
         "lex": pytest.approx(z_scores(lexical)["turn"], abs=1e-4),
         "sem": 0.0,
     }
