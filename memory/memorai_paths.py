@@ -17,6 +17,9 @@ import numpy as np
 from memory.csr import row_entries
 from memory.graph import MemoryGraph
 
+ANCHOR, MENTIONED = 1, 2
+"""`_leading_facts`' role bits of an entity."""
+
 
 def anchors_of(
     graph: MemoryGraph, seed_entities: set[int], seed_facts: set[int]
@@ -92,8 +95,9 @@ def _leading_facts(
         return np.zeros(0, np.int64)
     facts = np.unique(row_entries(graph.entity_facts, mentioned)[0])
     head, tail = graph.fact_head[facts], graph.fact_tail[facts]
-    anchored = np.fromiter(anchors, np.int64, len(anchors))
-    leads = (np.isin(head, anchored) & np.isin(tail, mentioned)) | (
-        np.isin(tail, anchored) & np.isin(head, mentioned)
-    )
-    return facts[leads]
+    role = np.zeros(graph.n_entities, np.int8)  # 1: an anchor, 2: mentioned, 3: both
+    role[np.fromiter(anchors, np.int64, len(anchors))] = ANCHOR
+    role[mentioned] |= MENTIONED
+    at_head, at_tail = role[head], role[tail]
+    leads = ((at_head & ANCHOR) & (at_tail >> 1)) | ((at_tail & ANCHOR) & (at_head >> 1))
+    return facts[leads.astype(bool)]
