@@ -3,8 +3,14 @@ text embeddings (paper §2.3, eqs. 5–7 and the L_KG / L_alignment terms of eq.
 
 Inputs are plain arrays (head, relation and tail indices of the facts, the number of
 entities, the entities' text embedding matrix), so the module knows nothing of the
-warehouse. Message passing is a gather of per-relation projections plus `index_add_`
-into the receiving nodes; there is no Python loop over edges.
+warehouse. Message passing is a gather and an `index_add_` into the receiving nodes, in
+the order that moves fewer numbers per edge (`RGCNLayer.forward`); there is no Python loop
+over edges. The decoder multiplies each relation's facts by that relation's matrix
+(`RelationWeights.transform`). Both replaced batched products of one tiny matrix per
+edge or fact, which took 70 % of an epoch on the CPU: 5.1 -> 1.6 s an epoch at 13k
+entities and 23k facts (the 10,000-document bench's graph), one thread; the same
+function, so trained vectors differ from before only as rounding differences grow over
+the epochs.
 
 Encoder (eq. 5): ``h_i' = ReLU(W_0 h_i + Σ_r Σ_{j∈N_i^r} 1/|N_i^r| · W_r h_j)`` with
 ``N_i^r`` the neighbours through relation r in *both* directions. As the paper says,
@@ -147,9 +153,20 @@ class RelationWeights(nn.Module):
             self.register_buffer("coeff", torch.eye(n_relations))
 
     def transform(self, x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
-        """Row e of the result is W_{relations[e]} applied to x[e] (x: E x d_in)."""
-        projected = torch.einsum("ed,bdf->ebf", x, self.bases)
-        return torch.einsum("eb,ebf->ef", self.coeff[relations], projected)
+        """Row e of the result is W_{relations[e]} applied to x[e] (x: E x d_in): the rows
+        of each relation multiplied by its matrix W_r = Σ_b coeff[r, b] V_b, made for that
+        relation alone. Multiplying every row by every basis and contracting per row (a
+        batched product of E 1 x count matrices) took most of an epoch on the CPU."""
+        order = torch.argsort(relations, stable=True)
+        kinds, counts = torch.unique_consecutive(relations[order], return_counts=True)
+        flat = self.bases.reshape(len(self.bases), -1)
+        groups = torch.split(x[order], counts.tolist())
+        parts = [
+            rows @ (self.coeff[kind] @ flat).reshape(self.bases.shape[1:])
+            for kind, rows in zip(kinds.tolist(), groups, strict=True)
+        ]
+        out = torch.cat(parts) if parts else x.new_zeros(0, self.bases.shape[2])
+        return out[torch.argsort(order)]
 
     def apply_all(self, x: torch.Tensor) -> torch.Tensor:
         """N x count x d_out: every node through every basis (or relation) matrix."""
@@ -165,12 +182,22 @@ class RGCNLayer(nn.Module):
         self.relations = RelationWeights(n_relations, n_bases, d_in, d_out)
 
     def forward(self, x: torch.Tensor, edges: EdgeIndex) -> torch.Tensor:
+        """self_loop(x) + Σ over each node's messages norm · Σ_b coeff[rel, b] V_b x_src,
+        in whichever order moves fewer numbers per edge: a layer that widens (d_in <
+        d_out) adds up each node's senders per basis first and projects the sums once;
+        one that narrows projects every node by every basis first and weighs the senders'
+        projections. Both are eq. 5; they differ only in rounding."""
         out = self.self_loop(x)
         if edges.size:
-            projected = self.relations.apply_all(x)[edges.src]  # E x count x d_out
-            coeff = self.relations.coeff[edges.rel]  # E x count
-            messages = torch.einsum("eb,ebf->ef", coeff, projected) * edges.norm.unsqueeze(1)
-            out = out.index_add(0, edges.dst, messages)
+            weight = self.relations.coeff[edges.rel] * edges.norm.unsqueeze(1)  # E x count
+            count, d_in, d_out = self.relations.bases.shape
+            if d_in < d_out:
+                senders = x[edges.src].unsqueeze(1) * weight.unsqueeze(2)  # E x count x d_in
+                summed = x.new_zeros(len(x), count, d_in).index_add(0, edges.dst, senders)
+                out = out + summed.reshape(len(x), -1) @ self.relations.bases.reshape(-1, d_out)
+            else:
+                projected = self.relations.apply_all(x)[edges.src]  # E x count x d_out
+                out = out.index_add(0, edges.dst, (projected * weight.unsqueeze(2)).sum(1))
         return F.relu(out)
 
 
@@ -409,7 +436,7 @@ def _loss(
             n_entities, (heads.numel(), config.negatives), generator=generator,
             device=text.device,
         )  # fmt: skip
-        negative = torch.einsum("pd,pkd->pk", query, h[corrupt])
+        negative = (query.unsqueeze(1) * h[corrupt]).sum(2)  # P x negatives
         logits = torch.cat([positive, negative.reshape(-1)])
         labels = torch.cat([torch.ones_like(positive), torch.zeros_like(negative.reshape(-1))])
         loss = loss + F.binary_cross_entropy_with_logits(logits, labels)
