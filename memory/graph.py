@@ -186,3 +186,20 @@ def _select(
         fact_segments=fact_segments,
         names=names,
     )
+
+
+def search_graph(view: SnapshotView, query: QueryContext) -> MemoryGraph:
+    """Every fact version of the snapshot, whatever its validity and confidence: the graph
+    REAL's beams walk (`memory.real.space`), whose edge statement vectors the index can
+    store entity by entity (`search_edge_vectors`)."""
+    return graph_of(view, QueryContext(query.text, query.k, None, True))
+
+
+def search_edge_vectors(view: SnapshotView, graph: MemoryGraph) -> np.ndarray | None:
+    """The index's `search_edge_vectors` where it stores them for `graph` (the search
+    graph, whose entity x fact incidence has one entry per row: entity `e`'s edges are
+    rows `entity_facts.indptr[e]` to `indptr[e + 1]`, in its row's order); None otherwise."""
+    stored = view.graph_index.search_edge_vectors
+    if stored is None or len(stored) != graph.entity_facts.nnz:
+        return None
+    return stored

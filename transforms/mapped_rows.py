@@ -139,13 +139,22 @@ def populate(matrix: np.ndarray) -> bool:
 
 
 def span_products(
-    matrix: np.ndarray, starts: np.ndarray, ends: np.ndarray, vector: np.ndarray
+    matrix: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    vector: np.ndarray,
+    each_row: bool = False,
 ) -> np.ndarray:
     """`matrix[starts[i]:ends[i]] @ vector` (float32) for every i, concatenated: when
     `matrix` views a mapping, each span is read from the file into this thread's reused
     buffer and multiplied there, so a probe maps nothing and spends nothing of
     `RESIDENT_BUDGET` (where the file cannot be read, `_file`, each span is multiplied
-    through the mapping and its pages handed back right after). Spans are within bounds."""
+    through the mapping and its pages handed back right after). Spans are within bounds.
+
+    `each_row`: each row's product is an `einsum` of that row alone, the same bits
+    whatever span or batch the row comes in (a BLAS product of a block may differ from a
+    row's in the last bit), for a reader that also scores some of these rows one by one
+    (`memory.personalai.hypergraph.EdgeSimilarity`)."""
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
     located = _mapped(matrix)
     descriptor = _file(located[0]) if located is not None else None
@@ -153,18 +162,22 @@ def span_products(
     row_bytes = matrix.strides[0]
     widest = int(np.max(ends - starts, initial=0)) * row_bytes
     buffer = _buffer(widest) if descriptor is not None else None
+
+    def product(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(np.einsum("ij,j->i", rows, vector) if each_row else rows @ vector)
+
     for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
         if end <= start:
             continue
         if located is None or buffer is None:
-            products.append(np.asarray(matrix[start:end] @ vector, np.float32))
+            products.append(np.asarray(product(matrix[start:end]), np.float32))
             if located is not None:
                 _hand_back(*located, start * row_bytes, end * row_bytes)
         else:
             into = buffer[: (end - start) * row_bytes]
             _read_into(located[0], located[1] + start * row_bytes, into)
             rows = into.view(matrix.dtype).reshape(end - start, *matrix.shape[1:])
-            products.append(np.asarray(rows @ vector, np.float32))
+            products.append(np.asarray(product(rows), np.float32))
     return np.concatenate(products)
 
 

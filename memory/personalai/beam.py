@@ -36,7 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from memory.personalai.hypergraph import EdgeSimilarity, Hypergraph, row_entries
+from memory.personalai.hypergraph import (
+    EdgeSimilarity,
+    Hypergraph,
+    row_entries,
+    score_hyperedges_of,
+)
 from memory.personalai.traversal import Step, Traversal
 
 ALGORITHM = "beam_search"
@@ -234,6 +239,7 @@ def _candidates(
     the same float operations as `BeamPath.relevance`, so ties and order are the same.
     `beams` is never empty (the search stops when no beam is left)."""
     lasts = np.array([path.last for path in beams], np.int64)
+    score_hyperedges_of(similarity, lasts)
     beam_of, hyperedges = row_entries(hypergraph.incidence, lasts)
     at, target = row_entries(hypergraph.members, hyperedges)
     parent, edge = beam_of[at], hyperedges[at]

@@ -45,12 +45,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from memory.csr import ranges
 from memory.fact_columns import SelectedRows, StackedRows
-from memory.graph import MemoryGraph, graph_of
+from memory.graph import MemoryGraph, graph_of, search_edge_vectors, search_graph
 from memory.personalai.theses import LlmThesis, read_theses
 from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
+from transforms.mapped_rows import span_products
 
 FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
@@ -222,6 +224,69 @@ def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np
     return np.repeat(np.arange(len(rows)), lengths), columns
 
 
+@dataclass(frozen=True)
+class FactBlocks:
+    """Each node's fact hyperedges as one block of rows of the graph index's
+    `search_edge_vectors`: the statement vectors of the search graph (every fact version,
+    `memory.graph.search_graph`) entity by entity, each fact in its head's and its tail's
+    block. Rows of versions outside the query's coordinates belong to no hyperedge here.
+
+    A traversal step scores all the hyperedges of a few nodes (a beam's last nodes, a
+    WaterCircles frontier): ~50k fact rows a query at 1M facts, scattered over the 1.5 GB
+    fact matrix. Gathered through its mapping they left ~2.5 GB of it mapped in 20 queries
+    (each row maps a 64 KB window, `transforms.mapped_rows`); read as one block per node
+    from the file into a reused buffer (`span_products`), they leave nothing mapped. The
+    rows are the same float32 values, multiplied row by row as `EdgeSimilarity` does, so
+    every score is the same bits."""
+
+    vectors: np.ndarray
+    """`search_edge_vectors` (mapped)."""
+    indptr: np.ndarray
+    """Node u's block is rows indptr[u] to indptr[u + 1] (the search graph's entity x fact
+    incidence)."""
+    hyperedges: np.ndarray
+    """Per row of `vectors`, the fact hyperedge it is, -1 for none."""
+
+    @classmethod
+    def of(cls, view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> FactBlocks | None:
+        """The blocks of the hypergraph of `graph` (the query's coordinates, whose fact i is
+        hyperedge i); None where the index stores no `search_edge_vectors` or the graph's
+        facts are no selection of the index's rows."""
+        search = search_graph(view, query)
+        vectors = search_edge_vectors(view, search)
+        if (
+            vectors is None
+            or not isinstance(graph.fact_vectors, SelectedRows)
+            or not isinstance(search.fact_vectors, SelectedRows)
+        ):
+            return None
+        incidence = search.entity_facts
+        facts = search.fact_vectors.positions[incidence.indices]
+        hyperedges = graph.fact_vectors.within(facts)
+        return cls(vectors, np.asarray(incidence.indptr, np.int64), hyperedges)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.indptr) - 1
+
+    def scores(self, nodes: np.ndarray, question: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fact hyperedges, their cosines to `question`) of the blocks of `nodes`, each
+        row's product taken alone (`span_products(each_row=True)`); a fact whose both ends
+        are among `nodes` comes twice, with the same score."""
+        starts, ends = self.indptr[nodes], self.indptr[nodes + 1]
+        products = span_products(self.vectors, starts, ends, question, each_row=True)
+        hyperedges = self.hyperedges[ranges(starts, ends - starts)]
+        kept = hyperedges >= 0
+        return hyperedges[kept], products[kept]
+
+
+def score_hyperedges_of(similarity: np.ndarray | EdgeSimilarity, nodes: np.ndarray) -> None:
+    """Have `similarity` score the hyperedges of `nodes` now, where it scores lazily
+    (`EdgeSimilarity.score_nodes`); an array of scores has them all."""
+    if isinstance(similarity, EdgeSimilarity):
+        similarity.score_nodes(nodes)
+
+
 class EdgeSimilarity:
     """Cosines of the hyperedges' text vectors to the question, computed for the
     hyperedges a query's traversals touch, when first asked for, and kept for the query.
@@ -238,11 +303,34 @@ class EdgeSimilarity:
     CHUNK = 16_384
     """Rows gathered and multiplied at a time (bounds the copy: 24 MiB at 384 floats)."""
 
-    def __init__(self, vectors: np.ndarray | StackedRows, question: np.ndarray) -> None:
+    def __init__(
+        self,
+        vectors: np.ndarray | StackedRows,
+        question: np.ndarray,
+        fact_blocks: FactBlocks | None = None,
+    ) -> None:
         self._vectors = vectors
         self._question = np.asarray(question, np.float32)
         self._values = np.full(len(vectors), np.nan, np.float32)
         self._slots: np.ndarray | None = None
+        self._blocks = fact_blocks
+        self._nodes_scored: np.ndarray | None = None
+
+    def score_nodes(self, nodes: np.ndarray | Sequence[int]) -> None:
+        """Score every fact hyperedge of `nodes` now, each node's from its block of
+        `fact_blocks` (once a query): the rows a traversal step asks for next, read as a
+        few runs of the file instead of scattered rows of the mapping. Without blocks,
+        nothing: the hyperedges are scored when asked for."""
+        if self._blocks is None:
+            return
+        if self._nodes_scored is None:
+            self._nodes_scored = np.zeros(self._blocks.n_nodes, bool)
+        nodes = np.asarray(nodes, np.int64)
+        fresh = np.unique(nodes[~self._nodes_scored[nodes]])
+        if len(fresh):
+            self._nodes_scored[fresh] = True
+            hyperedges, values = self._blocks.scores(fresh, self._question)
+            self._values[hyperedges] = values
 
     def __len__(self) -> int:
         return len(self._values)
@@ -294,6 +382,9 @@ class PersonalGraph:
     segment_vectors: np.ndarray
     """n_segments x dim, stored segment vectors in `graph.segment_ids` order (mapped from
     the snapshot's graph index)."""
+    fact_blocks: FactBlocks | None = None
+    """Where the index has them, each node's fact hyperedges as one block of rows
+    (`EdgeSimilarity.score_nodes`); None where facts are barred or the index has none."""
 
     def label(self, hyperedge: int) -> str:
         """A readable name of one hyperedge: the fact linearized, the thesis text, the
@@ -319,18 +410,22 @@ def personal_graph_of(
         )
     key = ("personalai_hypergraph", *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _build(view, graph_of(view, query))
+        view.cache[key] = _build(view, query, graph_of(view, query))
     full: PersonalGraph = view.cache[key]
     barred = RESTRICTIONS[restriction]
     if not barred:
         return full
     restricted_key = (*key, restriction)
     if restricted_key not in view.cache:
-        view.cache[restricted_key] = replace(full, hypergraph=full.hypergraph.restricted(barred))
+        view.cache[restricted_key] = replace(
+            full,
+            hypergraph=full.hypergraph.restricted(barred),
+            fact_blocks=None if FACT in barred else full.fact_blocks,
+        )
     return view.cache[restricted_key]
 
 
-def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
+def _build(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> PersonalGraph:
     """The hypergraph's incidence in three column blocks (facts, theses, episodes), each
     built from index arrays with no per-fact or per-segment Python loop."""
     seg_vectors = view.graph_index.segment_vectors
@@ -383,7 +478,7 @@ def _build(view: SnapshotView, graph: MemoryGraph) -> PersonalGraph:
         supports=supports,
         refs=np.concatenate([fact_index, np.arange(n_t), mentioned]),
     )
-    return PersonalGraph(hypergraph, graph, theses, seg_vectors)
+    return PersonalGraph(hypergraph, graph, theses, seg_vectors, FactBlocks.of(view, query, graph))
 
 
 def _resolved_theses(

@@ -54,6 +54,7 @@ from memory.personalai.hypergraph import (
     Hypergraph,
     first_occurrences,
     row_entries,
+    score_hyperedges_of,
     smallest_first,
 )
 from memory.personalai.traversal import Step, Traversal
@@ -190,6 +191,7 @@ def _crossing(
     """The (frontier node, hyperedge) pairs seed `i`'s circle crosses in this ring, in the
     loop's order: each hyperedge it has not crossed, from the first frontier node that has
     it; under `max_ring_crossings`, only that many of them, the most similar."""
+    score_hyperedges_of(similarity, frontier)
     at, edge = row_entries(hypergraph.incidence, frontier)
     node = frontier[at]
     fresh = ~circles.crossed[i, edge]

@@ -40,7 +40,7 @@ import numpy as np
 
 from memory.csr import row_entries
 from memory.fact_columns import EPOCH, FactRows
-from memory.graph import Edge, MemoryGraph, graph_of
+from memory.graph import Edge, MemoryGraph, search_edge_vectors, search_graph
 from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -50,11 +50,6 @@ from transforms.mapped_rows import populate, read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
 INTENT_INDEX = {intent: i for i, intent in enumerate(INTENTS)}
-
-
-def search_graph(view: SnapshotView, query: QueryContext) -> MemoryGraph:
-    """Every fact version of the snapshot, whatever its validity and confidence."""
-    return graph_of(view, QueryContext(query.text, query.k, None, True))
 
 
 def entity_features(view: SnapshotView) -> tuple[list[str], np.ndarray]:
@@ -190,7 +185,7 @@ class SearchSpace:
             m=m,
             entity_types=types,
             entity_vectors=vectors,
-            edge_vectors=_edge_vectors(view, graph),
+            edge_vectors=search_edge_vectors(view, graph),
             _edges=view.cache.setdefault(
                 f"real_edges/{reference_time.isoformat()}/{query.speculative}", EntityMemo()
             ),
@@ -357,15 +352,6 @@ class SearchSpace:
             path.extend(self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i]))
             for i in self.best(vectors)
         ]
-
-
-def _edge_vectors(view: SnapshotView, graph: MemoryGraph) -> np.ndarray | None:
-    """The index's `search_edge_vectors`, where it stores them for `graph` (REAL's search
-    graph, whose incidence has one entry per row); None otherwise."""
-    stored = view.graph_index.search_edge_vectors
-    if stored is None or len(stored) != graph.entity_facts.nnz:
-        return None
-    return stored
 
 
 def _column_filters(

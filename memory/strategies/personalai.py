@@ -103,7 +103,7 @@ def _retrieve(
     personal = personal_graph_of(view, query, options.get("restriction"))
     hypergraph, names = personal.hypergraph, personal.graph.entity_names
     question = view.embed_query(query.text)
-    similarity = EdgeSimilarity(hypergraph.vectors, question)
+    similarity = EdgeSimilarity(hypergraph.vectors, question, personal.fact_blocks)
     prior = flat_prior(view, query)
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))

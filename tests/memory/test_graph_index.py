@@ -6,6 +6,7 @@ the same from the mapped index and from one computed in the query process."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import shutil
 from datetime import UTC, datetime
@@ -19,7 +20,12 @@ from memory.graph import graph_of
 from memory.linking import similar_facts
 from memory.memorai_subgraph import structure_of
 from memory.personalai.evidence import linked_nodes
-from memory.personalai.hypergraph import personal_graph_of
+from memory.personalai.hypergraph import (
+    FACT,
+    EdgeSimilarity,
+    FactBlocks,
+    personal_graph_of,
+)
 from memory.real.space import SearchSpace
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.registry import STRATEGY_NAMES
@@ -265,6 +271,53 @@ def test_new_index_files_round_trip(view, tmp_path) -> None:
     pairs += [*zip(again.default_graph, index.default_graph, strict=True)]
     for a, b in pairs:
         assert (a != b).nnz == 0 and a.shape == b.shape
+
+
+@pytest.mark.parametrize(("valid_at", "speculative"), COORDINATES)
+def test_personalai_scores_fact_hyperedges_from_the_edge_blocks(
+    view, old_index_dir, valid_at, speculative
+) -> None:
+    """Each node's block of `search_edge_vectors` gives exactly the fact hyperedges of its
+    incidence row (the versions outside the query's coordinates left out), with the
+    scores `EdgeSimilarity` gives them row by row, bit for bit; an index without those
+    vectors, and a hypergraph barred from facts, score as before."""
+    query = QueryContext("Where does Sam Okafor live?", 5, valid_at, speculative)
+    personal = personal_graph_of(view, query)
+    blocks, hypergraph = personal.fact_blocks, personal.hypergraph
+    assert blocks is not None and blocks.vectors is view.graph_index.search_edge_vectors
+    question = view.embed_query(query.text)
+    lazy = EdgeSimilarity(hypergraph.vectors, question)
+    for node in range(hypergraph.n_nodes):
+        edges, values = blocks.scores(np.array([node]), question)
+        row = hypergraph.hyperedges_of(node)
+        assert set(edges.tolist()) == set(row[hypergraph.kinds[row] == FACT].tolist())
+        assert np.array_equal(values, lazy[edges])
+    blocked = EdgeSimilarity(hypergraph.vectors, question, blocks)
+    blocked.score_nodes(np.arange(hypergraph.n_nodes)[::-1])
+    assert np.array_equal(blocked.scores(), lazy.scores(), equal_nan=True)
+    old = SnapshotView(view.snapshot, view.connect, view.db, old_index_dir)
+    assert personal_graph_of(old, query).fact_blocks is None
+    assert personal_graph_of(view, query, "T").fact_blocks is None
+    assert personal_graph_of(view, query, "E").fact_blocks is blocks
+
+
+def test_personalai_answers_the_same_with_and_without_edge_blocks(view, monkeypatch) -> None:
+    """The PersonalAI strategies' hits and explanations (paths, scores) are identical
+    whether their fact hyperedges are scored from the edge blocks or one by one."""
+    texts = ("Where does Sam Okafor live and why?", "Who is the CEO of Acme?")
+    strategies = [s for s in STRATEGY_NAMES if s.startswith("personalai")]
+
+    def answers() -> list[tuple[object, ...]]:
+        memory = Memory(SnapshotView(view.snapshot, view.connect, view.db, view.index_dir))
+        found = []
+        for strategy, text in itertools.product(strategies, texts):
+            result = memory.query(text, strategy=strategy, k=5)
+            found.append((result.explanation, [dataclasses.astuple(h) for h in result]))
+        return found
+
+    with_blocks = answers()
+    monkeypatch.setattr(FactBlocks, "of", classmethod(lambda cls, *args: None))
+    assert answers() == with_blocks
 
 
 def test_search_edge_vectors_are_each_entitys_edge_rows(view, old_index_dir) -> None:

@@ -236,3 +236,18 @@ def test_stacked_rows_multiply_row_by_row(mapped, order: str) -> None:
     expected = np.array([np.einsum("j,j->", whole[r], vector) for r in rows], np.float32)
     np.testing.assert_array_equal(stacked.row_products(rows, vector), expected)
     assert stacked.row_products(rows[:0], vector).shape == (0,)
+
+
+def test_spans_multiplied_row_by_row_are_each_rows_own_product(mapped) -> None:
+    """With `each_row`, a span's products are each row's `einsum` alone, bit for bit,
+    whether the rows are read from the file, indexed in memory or gathered in any batch."""
+    matrix, mapping = mapped
+    vector = np.random.default_rng(10).standard_normal(matrix.shape[1]).astype(np.float32)
+    starts, ends = np.array([3, 0, 1_000, 2_990]), np.array([700, 0, 1_001, 3_000])
+    rows = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)])
+    alone = np.array([np.einsum("ij,j->i", matrix[[row]], vector)[0] for row in rows])
+    for source in (mapping, matrix):
+        products = span_products(source, starts, ends, vector, each_row=True)
+        assert products.dtype == np.float32
+        assert np.array_equal(products, alone)
+    assert np.array_equal(np.einsum("ij,j->i", matrix[rows[::-1]], vector), alone[::-1])
