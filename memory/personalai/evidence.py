@@ -50,14 +50,8 @@ def linked_nodes(
     lists, probes = view.graph_index.entity_lists, probes_of(query.options)
     if aligned > 0 and len(vectors):
         want = min(len(vectors), len(linked) + aligned)
-        if lists is not None and probes > 0:
-            top, closeness = nearest_rows(vectors, question, want, lists, probes)
-            similarity = dict(zip(top.tolist(), closeness.tolist(), strict=True))
-        else:  # the whole product, its ties broken as they always were
-            product = vectors @ question
-            top = np.argpartition(-product, want - 1)[:want]
-            top = top[np.argsort(-product[top], kind="stable")]
-            similarity = {int(n): float(product[n]) for n in top}
+        top, closeness = nearest_rows(vectors, question, want, lists, probes)
+        similarity = dict(zip(top.tolist(), closeness.tolist(), strict=True))
         extra = [int(n) for n in top if n not in linked]
         for node in extra[:aligned]:
             linked[node] = round(similarity[node], 4)

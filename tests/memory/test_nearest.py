@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memory import nearest
 from memory.fact_columns import SelectedRows
 from memory.nearest import PROBES, nearest_rows, probes_of
 from memory.top import top_positions
@@ -126,3 +127,32 @@ def test_below_the_threshold_no_index_is_built_and_the_product_runs() -> None:
 def test_the_option_sets_the_probes() -> None:
     assert probes_of({}) == PROBES
     assert probes_of({"vector_probes": 0}) == 0
+
+
+def test_a_search_asked_again_is_kept_and_answers_the_same(
+    vectors, lists, questions, monkeypatch
+) -> None:
+    """The same search (matrix, lists, probes, query vector) asked again reads no list
+    again and gives the same rows, also for a count it was not first asked with and for
+    another `np.asarray` view of the same matrix; another query vector, matrix or number
+    of probes is searched anew."""
+    calls: list[int] = []
+
+    def counted(*args: object) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(1)
+        return probe(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nearest, "probe", counted)
+    question = questions[0]
+    first = nearest_rows(vectors, question, 3, lists, 4)
+    assert len(calls) == 1
+    again = nearest_rows(np.asarray(vectors), question.copy(), 7, lists, 4)
+    assert len(calls) == 1
+    assert np.array_equal(again[0][:3], first[0]) and np.array_equal(again[1][:3], first[1])
+    nearest_rows(vectors, questions[1], 3, lists, 4)
+    nearest_rows(vectors, question, 3, lists, 8)
+    nearest_rows(vectors.copy(), question, 3, lists, 4)
+    assert len(calls) == 4
+    exact = nearest_rows(vectors, question, 5, None, 0)
+    assert np.array_equal(exact[0], top_positions(vectors @ question, 5))
+    assert np.array_equal(nearest_rows(vectors, question, 5, None, 0)[0], exact[0])
