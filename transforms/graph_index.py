@@ -244,8 +244,10 @@ def search_edge_facts(index: GraphIndex) -> np.ndarray:
     each row mapped its own 64 KB window (`transforms.mapped_rows`): measured at 1M
     facts, ~14 us a row when not mapped yet against ~2 us for the same number of rows
     read as one block per entity, which this order makes of them (the rows are the same
-    float32 values, so every product and ranking is unchanged). Every fact is stored
-    twice (its head's and its tail's block): 3 GB at 1M facts."""
+    float32 values, so every product and ranking is unchanged). PersonalAI scores the
+    fact hyperedges of the nodes its traversals step from by the same blocks
+    (`memory.personalai.hypergraph.FactBlocks`). Every fact is stored twice (its head's
+    and its tail's block): 3 GB at 1M facts."""
     positions = np.flatnonzero(fact_mask(index, *SEARCH_COORDINATES) & index.in_graph)
     head, tail = index.fact_head[positions], index.fact_tail[positions]
     incidence = entity_fact_incidence(head, tail, index.entity_rows.num_rows)

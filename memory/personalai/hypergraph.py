@@ -26,14 +26,19 @@ The paper's node-type restrictions "E" (no episodic) and "T" (no thesis) drop th
 hyperedges from the incidence (`restricted`); "O" (no object nodes) has no meaning when
 the objects are the only nodes, so it is refused.
 
-The hyperedge vectors are read through the graph index's mappings without handing pages
-back (`SelectedRows.unbounded`), unlike the bounded reads of REAL and MemORAI
-(`transforms.mapped_rows`): a traversal scores 60k-120k hyperedges a query at 1M facts and
-reads most of those rows again at the next one, so handing them back doubled its p50
-(`kgmem bench retrieval`, 1M facts: WaterCircles 428 -> 907 ms, beam 287 -> 475 ms) for a
-peak of 2.2-2.8 GB instead of 4.5-5.0 GB. The pages kept are clean pages of the index
-files, which the kernel reclaims under memory pressure; the process's own (anonymous)
-memory is under 1 GB either way.
+A traversal scores 60k-120k hyperedges a query at 1M facts, the hyperedges of the nodes
+it steps from. A node's fact hyperedges are scored from its block of the index's
+`search_edge_vectors` (`FactBlocks`: one read of the file per node into a reused buffer,
+nothing mapped), where the index has them; measured at 1M facts (`kgmem bench
+retrieval`, stop 33), this took the variants that score hyperedges from peaks of
+3.3-3.7 GB to 1.9-2.4 GB, and their p50 down 3-15 %, with every score the same bits. The
+other hyperedge vectors (episodes' segment vectors, and facts where the index has no
+blocks) are read through the index's mappings without handing pages back
+(`SelectedRows.unbounded`), unlike the bounded reads of REAL and MemORAI
+(`transforms.mapped_rows`): a traversal reads most of those rows again at the next query,
+so handing them back doubled its p50 (1M facts: WaterCircles 428 -> 907 ms, beam 287 ->
+475 ms). The pages kept are clean pages of the index files, which the kernel reclaims
+under memory pressure.
 """
 
 from __future__ import annotations
