@@ -88,7 +88,7 @@ def _scored(
     key = (_identity(matrix), id(lists), probes, np.asarray(vector, np.float32).tobytes())
     with _KEPT_LOCK:
         kept = _KEPT.get(key)
-        if kept is not None and kept[1] is lists:
+        if kept is not None:
             _KEPT.move_to_end(key)
             return kept[2], kept[3]
     if lists is None:

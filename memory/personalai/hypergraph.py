@@ -32,14 +32,13 @@ it steps from. A node's fact hyperedges are scored from its block of the index's
 nothing mapped), where the index has them; measured at 1M facts (`kgmem bench
 retrieval`, stop 33), this took the variants that score hyperedges from peaks of
 3.3-3.7 GB to 1.9-2.4 GB, and their p50 down 3-15 % (one process, 20 queries each), with
-every score the same bits. The
-other hyperedge vectors (episodes' segment vectors, and facts where the index has no
-blocks) are read through the index's mappings without handing pages back
-(`SelectedRows.unbounded`), unlike the bounded reads of REAL and MemORAI
-(`transforms.mapped_rows`): a traversal reads most of those rows again at the next query,
-so handing them back doubled its p50 (1M facts: WaterCircles 428 -> 907 ms, beam 287 ->
-475 ms). The pages kept are clean pages of the index files, which the kernel reclaims
-under memory pressure.
+every score the same bits. The other hyperedge vectors (episodes' segment vectors, and
+facts where the index has no blocks) are read through the index's mappings without
+handing pages back (`SelectedRows.unbounded`), unlike the bounded reads of REAL and
+MemORAI (`transforms.mapped_rows`): a traversal reads most of those rows again at the
+next query, so handing them back doubled its p50 (1M facts: WaterCircles 428 -> 907 ms,
+beam 287 -> 475 ms). The pages kept are clean pages of the index files, which the kernel
+reclaims under memory pressure.
 """
 
 from __future__ import annotations
