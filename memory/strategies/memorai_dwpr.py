@@ -42,7 +42,7 @@ import numpy as np
 from memory import dwpr
 from memory.flat_prior import flat_prior, with_graph_bonus
 from memory.graph import MemoryGraph, graph_of
-from memory.linking import beside, similar_entity_positions, similar_facts
+from memory.linking import similar_entity_positions, similar_facts
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     QuerySubgraph,
@@ -97,19 +97,17 @@ class Seeds:
 
 
 def seeds_of(view: SnapshotView, query: QueryContext, graph: MemoryGraph, k: int) -> Seeds:
-    """The three aspects' seeds: the entity and fact searches, which need only the query's
-    vector, run `beside` the flat prior (whose segments are the third aspect). Both probe
-    IVF lists read from the file (`transforms.mapped_rows`) and multiplied by numpy, which
-    release the interpreter, so they overlap the prior's LanceDB searches: ~11 ms of the
-    two probes at 1M facts against ~7 ms of the prior after its encoding. The worker reads
-    only what this thread made first (the graph, the query vector, the view's mapped
-    vectors and index); the seeds are the same as when computed in turn."""
+    """The three aspects' seeds: the flat prior's top segments, then the entity and fact
+    searches for the query's vector, one after the other. They ran `beside` the prior on a
+    worker thread until stop 33; on two cores the worker and the prior's searches slowed
+    each other, and in turn measured no slower: 60 queries in processes of their own after
+    the page cache was warmed, three alternating rounds, p50 26.1-27.4 ms against
+    27.1-30.4 ms and p95 32.9-36.2 against 43.5-46.3 at 100k facts; p50 40.2-46.5 against
+    44.9-47.1 ms at 1M. The seeds are the same either way."""
     question = view.embed_query(query.text)
-    _ = view.entity_unit_vectors, view.graph_index  # made here, only read by the worker
-    aspects = beside(_vector_seeds, view, query, question, k)
     prior = flat_prior(view, query)
     weights = prior.distribution()
-    entities, facts = aspects.result()
+    entities, facts = _vector_seeds(view, query, question, k)
     return Seeds(
         segments={graph.segment_position[s]: round(weights[s], 6) for s in prior.top_segments()},
         entities=entities,
