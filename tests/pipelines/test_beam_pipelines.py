@@ -5,13 +5,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from pipelines import entity_mentions, relation_candidates, segment_phrases
 from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.relation_candidates import RelationStageConfig
 from schemas.tables import ENTITY_MENTIONS, SEGMENT_WITH_MENTIONS, SEGMENTS
+from tests.beam_testing import direct_test_pipeline
 from tests.transforms.test_hf_ner import TEXTS as HF_TEXTS
 from tests.transforms.test_hf_ner import build_tiny_ner_model
 from transforms.ner_backends import DEFAULT_SPACY_MODEL
@@ -54,7 +54,7 @@ def _mentions_match(expected: set[tuple[str, str, str]], model_tag: str):
 
 
 def test_ner_pipeline_batches_and_keeps_spans(tmp_path: Path):
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         mentions = entity_mentions.build(
             p, _segments(tmp_path), str(tmp_path / "out" / "m"), NerBackendConfig()
         )
@@ -70,7 +70,7 @@ def test_ner_pipeline_batches_and_keeps_spans(tmp_path: Path):
 
 def test_phrase_pipeline_writes_lemmatised_common_noun_phrases(tmp_path: Path):
     texts = ["Two American psychologists founded the society.", "The psychologist met them."]
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         phrases = segment_phrases.build(
             p, _segments(tmp_path, texts), str(tmp_path / "out" / "p"), SpacyStageConfig()
         )
@@ -106,7 +106,7 @@ def _hf_mentions_are_exact(texts: list[str], model_tag: str):
 def test_hf_ner_pipeline_runs_inference_in_batches_with_segment_keys(tmp_path: Path):
     model = build_tiny_ner_model(tmp_path / "model")
     cfg = NerBackendConfig(backend="hf", model=model, device="cpu", max_batch_size=2)
-    p = TestPipeline()
+    p = direct_test_pipeline()
     mentions = entity_mentions.build(p, _segments(tmp_path, HF_TEXTS), str(tmp_path / "m"), cfg)
     assert_that(mentions, _hf_mentions_are_exact(HF_TEXTS, f"hf:{model}"))
     result = p.run()
@@ -122,7 +122,7 @@ def test_ner_command_line_selects_the_backend(tmp_path: Path):
     model = build_tiny_ner_model(tmp_path / "model")
     argv = ["--input", _segments(tmp_path, HF_TEXTS), "--output", str(tmp_path / "m")]
     argv += ["--backend", "hf", "--model", model, "--device", "cpu"]
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         entity_mentions.main(argv, test_pipeline=p)
     written = pq.read_table(list(tmp_path.glob("m*.parquet"))).to_pylist()
     _hf_mentions_are_exact(HF_TEXTS, f"hf:{model}")(written)
@@ -162,7 +162,7 @@ def test_relation_pipeline(tmp_path: Path):
             ("The Harborview Office", "locate_in", "Rotterdam")
         }
 
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         out = relation_candidates.build(
             p, str(tmp_path / "in.parquet"), str(tmp_path / "r"), RelationStageConfig()
         )

@@ -8,11 +8,11 @@ from pathlib import Path
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.fact_versions import FACTS, UNMATCHED, FoldConfig, build
 from schemas.tables import ASSERTIONS
+from tests.beam_testing import direct_test_pipeline
 from tests.transforms.fact_fold import fold_facts
 from transforms.facts import cardinality_decisions, to_assertions
 from transforms.relation_registry import RelationRegistry
@@ -52,7 +52,7 @@ def test_beam_fold_equals_in_process_fold_for_any_sharding(tmp_path: Path):
         part = pa.Table.from_pylist(rows[shard::3], schema=ASSERTIONS)
         pq.write_table(part, tmp_path / f"in-{shard}.parquet")
     cfg = FoldConfig("c", str(tmp_path / "unmatched"), cardinality)
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         outputs = build(p, str(tmp_path / "in-*.parquet"), str(tmp_path / "facts"), cfg)
         facts = outputs[FACTS] | "FactKey" >> beam.Map(_fact_key)
         assert_that(facts, equal_to([_fact_key(asdict(f)) for f in expected]))

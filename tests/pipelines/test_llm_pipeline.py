@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from pipelines import llm_triplets
 from schemas.llm_outputs import LLM_SEGMENTS
+from tests.beam_testing import direct_test_pipeline
 from tests.transforms.llm.factories import first_pair_responder, make_segment
 from tests.transforms.llm.fake_openai_server import FakeChatServer, chat_response
 from transforms.llm.config import LLMConfig, LLMStageConfig
@@ -78,7 +78,7 @@ def test_pipeline_writes_rows_quarantine_and_stats_and_reruns_from_cache(tmp_pat
         found = {(r["segment_id"], r["head_text"], r["relation"], r["tail_text"]) for r in rows}
         assert found == expected
 
-    p = TestPipeline()
+    p = direct_test_pipeline()
     segments = segments_file(tmp_path)
     assert_that(llm_triplets.build(p, segments, str(prefix), _cfg(tmp_path, server)), check)
     result = p.run()
@@ -105,7 +105,7 @@ def test_pipeline_writes_rows_quarantine_and_stats_and_reruns_from_cache(tmp_pat
     assert len(server.requests) == 3
 
     llm_triplets.clear_outputs(prefix)
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         assert_that(llm_triplets.build(p, segments, str(prefix), _cfg(tmp_path, server)), check)
     again, quarantine_again, stats = llm_triplets.read_outputs(prefix)
     assert len(server.requests) == 3, "a re-run makes zero calls"
@@ -124,7 +124,7 @@ def test_command_line_builds_with_prompt_overrides(tmp_path, server):
         "--backend", "openai", "--model", "m", "--base-url", server.base_url,
         "--prompt", "turn=memorai_triplets/v1", "--prompt", "chunk=",
     ]  # fmt: skip
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         llm_triplets.main(argv, test_pipeline=p)
     _, _, stats = llm_triplets.read_outputs(prefix)
     assert (stats.segments_gated_out, stats.llm_calls) == (3, 1)

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.parquet_io import read_shards, write_input
@@ -26,6 +25,7 @@ from pipelines.stage_io import (
     read_split,
     shard_path,
 )
+from tests.beam_testing import direct_test_pipeline
 from transforms.progress import read_progress, stage_progress_file, start_progress
 
 ROWS = [{"segment_id": f"s{i}", "text": f"text {i}"} for i in range(7)]
@@ -35,7 +35,7 @@ SCHEMA = pa.schema([("segment_id", pa.string()), ("text", pa.string())])
 def _read(folder: Path, batch_rows: int | None = None, progress: Path | None = None) -> None:
     pattern = write_input(pa.Table.from_pylist(ROWS), folder / "input", shard_rows=3)
     flags = [f"{PROGRESS_FLAG}={progress}"] if progress else []
-    with TestPipeline(options=PipelineOptions(flags)) as p:
+    with direct_test_pipeline(options=PipelineOptions(flags)) as p:
         rows = p | ReadStageInput(pattern, batch_rows)
         if batch_rows:
             assert_that(rows | beam.Map(len), equal_to([2, 1, 2, 1, 1]), label="sizes")
@@ -80,7 +80,7 @@ def test_a_split_reads_only_its_rows_across_row_groups(tmp_path):
 def test_shards_are_written_whole_and_sorted_and_a_rewrite_replaces_them(tmp_path):
     prefix = str(tmp_path / "out" / "part")
     for _ in range(2):
-        with TestPipeline() as p:
+        with direct_test_pipeline() as p:
             written = p | beam.Create(list(reversed(ROWS))) | WriteShards(prefix, SCHEMA, 3)
             assert_that(
                 written | beam.Map(lambda path: Path(path).name),
@@ -103,7 +103,7 @@ def _all_shard_names(names: list[str], tmp_path: Path) -> None:
 
 def test_tagged_pairs_are_split_by_tag():
     pairs = [("a", 1), ("b", 2), ("a", 3)]
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         split = by_tag(p | beam.Create(pairs), ("a", "b", "c"))
         assert_that(split["a"], equal_to([1, 3]), label="a")
         assert_that(split["b"], equal_to([2]), label="b")

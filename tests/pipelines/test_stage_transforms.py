@@ -8,7 +8,6 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 
 import apache_beam as beam
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.entity_mentions import ExtractMentions
@@ -16,6 +15,7 @@ from pipelines.fact_versions import FACTS, UNMATCHED, FoldConfig, FoldFacts
 from pipelines.options import NerBackendConfig, SpacyStageConfig
 from pipelines.relation_candidates import ExtractRelations, RelationStageConfig
 from pipelines.segment_phrases import ExtractPhrases
+from tests.beam_testing import direct_test_pipeline
 from transforms.facts import Assertion
 
 TEXT = "Priya Natarajan works at the Harborview Office in Rotterdam."
@@ -32,7 +32,7 @@ SEGMENT = {
 
 
 def test_extract_mentions_finds_the_names_with_their_spans():
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         mentions = p | beam.Create([[SEGMENT]]) | ExtractMentions(NerBackendConfig())
         spans = mentions | beam.Map(lambda m: (m["text"], m["char_start"], m["char_end"]))
         expected = [(name, TEXT.index(name), TEXT.index(name) + len(name))
@@ -42,7 +42,7 @@ def test_extract_mentions_finds_the_names_with_their_spans():
 
 def test_extract_phrases_keeps_common_noun_phrases():
     segment = {**SEGMENT, "text": "The support group met after the printer firmware update."}
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         phrases = p | beam.Create([[segment]]) | ExtractPhrases(SpacyStageConfig())
         assert_that(phrases | beam.Map(lambda r: r["phrase"]), _contains(["support group"]))
 
@@ -56,7 +56,7 @@ def test_extract_relations_reads_a_located_in_pattern():
          "char_start": 36, "char_end": 45},
     ]  # fmt: skip
     segment = {**SEGMENT, "text": text, "context_device": None, "mentions": mentions}
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         found = p | beam.Create([[segment]]) | ExtractRelations(RelationStageConfig())
         triples = found | beam.Map(lambda c: (c["head_text"], c["tail_text"]))
         assert_that(triples, _contains([("Harborview Office", "Rotterdam")]))
@@ -72,7 +72,7 @@ def test_fold_facts_closes_a_single_valued_fact_and_sets_aside_a_lone_retraction
 
     rows = [assertion("s0", "leeds", 1), assertion("s1", "lisbon", 6),
             assertion("s2", "oslo", 9, negated=True)]  # fmt: skip
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         outputs = p | beam.Create(rows) | FoldFacts(FoldConfig("c", "", {"live_in": "single"}))
         intervals = outputs[FACTS] | beam.Map(
             lambda f: (f["tail_entity_id"], f["valid_from"].month,

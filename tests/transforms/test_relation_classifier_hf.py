@@ -6,12 +6,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from pipelines import relation_classifier
 from pipelines.parquet_io import read_shards
 from schemas.tables import RELATION_CANDIDATES, SEGMENT_WITH_MENTIONS
+from tests.beam_testing import direct_test_pipeline
 from tests.tiny_models import save_tiny_bert
 from transforms.relation_classifier.candidates import ClassifierConfig
 from transforms.relation_classifier.huggingface import HuggingFaceBackend, marked_context
@@ -121,7 +121,7 @@ def test_pipeline_writes_classified_candidates(tiny_model: Path, tmp_path: Path)
         }
 
     cfg = ClassifierConfig(backend="hf", model=str(tiny_model), max_batch_size=2)
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         out = relation_classifier.build(p, _input(tmp_path), str(tmp_path / "out" / "r"), cfg)
         assert_that(out, check)
     written = read_shards(tmp_path / "out" / "r", RELATION_CANDIDATES)
@@ -141,6 +141,6 @@ def test_pipeline_command_line(tiny_model: Path, tmp_path: Path):
         "--min-confidence",
         "0.99",
     ]
-    with TestPipeline() as p:
+    with direct_test_pipeline() as p:
         relation_classifier.main(argv, test_pipeline=p)
     assert read_shards(tmp_path / "cli" / "r", RELATION_CANDIDATES).num_rows == 0
