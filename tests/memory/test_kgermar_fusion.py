@@ -237,7 +237,7 @@ def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
     for text in texts:
         vector = view.embed_query(text)
         for k in (1, 5, 40):
-            got = kgermar._structural_entities(rows, vector, k)
+            got = rows.nearest(vector, k)
             want = kgermar._structural_entities(table, vector, k)
             assert [e for e, _ in got] == [e for e, _ in want]
             assert np.allclose([s for _, s in got], [s for _, s in want], atol=2e-6)
