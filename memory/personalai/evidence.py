@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.linking import positions, query_entities
-from memory.nearest import nearest_rows, probes_of
+from memory.linking import positions, query_entities, similar_entity_positions
+from memory.nearest import probes_of
 from memory.personalai.hypergraph import FACT, THESIS, EdgeSimilarity, PersonalGraph
 from memory.personalai.traversal import Step, Traversal
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -46,15 +46,13 @@ def linked_nodes(
 ) -> dict[int, float]:
     """Node positions linked to the question with their weights, best first."""
     linked = positions(personal.graph, query_entities(view, query))
-    vectors = personal.hypergraph.node_vectors
-    lists, probes = view.graph_index.entity_lists, probes_of(query.options)
-    if aligned > 0 and len(vectors):
-        want = min(len(vectors), len(linked) + aligned)
-        top, closeness = nearest_rows(vectors, question, want, lists, probes)
-        similarity = dict(zip(top.tolist(), closeness.tolist(), strict=True))
-        extra = [int(n) for n in top if n not in linked]
+    if aligned > 0:
+        nearest = similar_entity_positions(
+            view, question, len(linked) + aligned, probes_of(query.options)
+        )
+        extra = [node for node in nearest if node not in linked]
         for node in extra[:aligned]:
-            linked[node] = round(similarity[node], 4)
+            linked[node] = nearest[node]
     return dict(sorted(linked.items(), key=lambda item: (-item[1], item[0])))
 
 
