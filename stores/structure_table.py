@@ -6,6 +6,11 @@ inputs. The R-GCN is retrained and the table overwritten only when that hash cha
 different fact set, entity set, text vectors or training configuration), so an unchanged
 rebuild keeps the table version and therefore the snapshot id.
 
+The table is only ever overwritten, never dropped: a collection left with no entities gets
+an empty version of it. Dropping it deleted the versions that earlier snapshots pin, and a
+later build then made a new table whose version numbers started again, so an old
+snapshot's pinned version could name another build's rows.
+
 The weights of the last run are kept beside the workspace's tables
 (`<data>/models/rgcn/<collection>.npz`, under the data URL when the workspace has one: the
 state arrays, the relation types they index, the configuration digest, the trained
@@ -83,9 +88,10 @@ def sync_structure(
     if existing is not None and _stored_hashes(existing) == {digest}:
         return StructureSync(existing.version, digest, None)
     if not entity_ids:
-        if existing is not None:
-            db.drop_table(name)
-        return StructureSync(None, digest, None)
+        if existing is None:
+            return StructureSync(None, digest, None)
+        emptied = db.create_table(name, existing.schema.empty_table(), mode="overwrite")
+        return StructureSync(emptied.version, digest, None)
     previous = load_trained(warm.model_path) if warm else None
     bank = structural_rows(
         entity_ids,

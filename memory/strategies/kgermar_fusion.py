@@ -228,7 +228,8 @@ def _structure_rows(view: SnapshotView, table: Any) -> StructureRows | None:
         if table.count_rows() <= IN_MEMORY_ROWS:
             data = table.to_arrow().select(["entity_id", "vector"])
             column = data.column("vector").combine_chunks()
-            vectors = np.asarray(column.flatten(), np.float32).reshape(len(column), -1)
+            width = column.type.list_size  # fixed: an empty table reshapes too
+            vectors = np.asarray(column.flatten(), np.float32).reshape(len(column), width)
             rows = StructureRows(
                 data.column("entity_id").to_pylist(),
                 vectors,

@@ -249,3 +249,21 @@ def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
         assert graph_memory._view.cache["kgermar_structure_rows"] is None
         assert [h.segment_id for h in again.hits] == [h.segment_id for h in answer.hits]
     graph_memory.close()
+
+
+def test_an_emptied_structure_table_gives_no_structural_entities(tmp_path: Path) -> None:
+    """A collection left without entities keeps an empty structure table (never dropped,
+    so older snapshots' versions survive); held in memory it finds no entity."""
+    from types import SimpleNamespace
+
+    from memory.strategies import kgermar_fusion as kgermar
+
+    db = lancedb.connect(str(tmp_path))
+    ids, vectors = ["0a", "0b"], np.eye(2, 8, dtype=np.float32)
+    facts = [{"head_entity_id": "0a", "relation": "works_at", "tail_entity_id": "0b"}]
+    sync_structure(db, "c__structure", ids, vectors, facts, RGCNConfig(epochs=2))
+    sync_structure(db, "c__structure", [], np.zeros((0, 8), np.float32), [], RGCNConfig())
+    table = db.open_table("c__structure")
+    rows = kgermar._structure_rows(SimpleNamespace(cache={}), table)
+    assert rows is not None and rows.entity_ids == []
+    assert rows.nearest(np.ones(rows.vectors.shape[1], np.float32), 5) == []

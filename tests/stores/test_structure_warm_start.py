@@ -68,3 +68,27 @@ def test_sync_trains_cold_then_warm_then_cold_past_the_bound(tmp_path) -> None:
     third = sync_structure(db, "c__structure", ids, _text(), many_more, config, warm)
     assert third.bank is not None and not third.bank.result.warm_started, "drift past 5 %"
     assert len(third.bank.result.losses) == 20
+
+
+def test_a_collection_left_without_entities_keeps_the_versions_snapshots_pin(tmp_path) -> None:
+    db = lancedb.connect(tmp_path / "lance")
+    ids = [f"e{i}" for i in range(N)]
+    facts = [
+        {"head_entity_id": f"e{h}", "relation": f"r{r}", "tail_entity_id": f"e{t}"}
+        for h, r, t in zip(*_ring(), strict=True)
+    ]
+    config = RGCNConfig(dim=16, epochs=3)
+    first = sync_structure(db, "c__structure", ids, _text(), facts, config)
+    pinned = db.open_table("c__structure")
+    pinned.checkout(first.version)
+    rows = pinned.to_arrow()
+
+    emptied = sync_structure(db, "c__structure", [], np.zeros((0, 8), np.float32), [], config)
+    assert emptied.version is not None and emptied.version > first.version
+    assert db.open_table("c__structure").count_rows() == 0
+    again = sync_structure(db, "c__structure", ids, _text(), facts, config)
+    assert again.version is not None and again.version > emptied.version
+
+    old = db.open_table("c__structure")
+    old.checkout(first.version)
+    assert old.to_arrow().equals(rows), "the pinned version still holds the first build's rows"
