@@ -157,7 +157,8 @@ class SnapshotView:
     def table(self, kind: str) -> lancedb.table.Table:
         """The LanceDB table of `kind` at the version the snapshot pinned, opened once per
         view (opening and checking out costs about 1 ms, a tenth of a search), its schema
-        read once (`stores.pinned_table`)."""
+        read once; `PinnedVersionGone` where that version is no longer the snapshot's
+        (`stores.pinned_table`)."""
         if kind not in self.snapshot.lance_versions:
             raise LookupError(
                 f"snapshot {self.snapshot.snapshot_id} pins no {kind!r} table "
@@ -169,6 +170,7 @@ class SnapshotView:
                 self.db,
                 lance_table_name(self.snapshot.collection, kind),
                 self.snapshot.lance_versions[kind],
+                self.snapshot.created_at,
             )
         return self.cache[key]
 

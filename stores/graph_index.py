@@ -59,6 +59,7 @@ import scipy.sparse as sp
 
 from stores.data_url import download_folder, join, read_bytes, upload_folder
 from stores.fact_queries import AsOf, facts_table_as_of
+from stores.pinned_table import open_pinned
 from stores.snapshots import Snapshot
 from stores.workspace import Workspace, lance_table_name
 from transforms.graph_index import (
@@ -438,9 +439,8 @@ def _stored_vectors(db: lancedb.DBConnection, snapshot: Snapshot) -> tuple[pa.Ar
 
 def _pinned(db: lancedb.DBConnection, snapshot: Snapshot, kind: str) -> pa.Table:
     """The snapshot's `kind` table at its pinned version."""
-    table = db.open_table(lance_table_name(snapshot.collection, kind))
-    table.checkout(snapshot.lance_versions[kind])
-    return table.to_arrow()
+    name = lance_table_name(snapshot.collection, kind)
+    return open_pinned(db, name, snapshot.lance_versions[kind], snapshot.created_at).to_arrow()
 
 
 def _write_arrow(path: Path, table: pa.Table) -> None:

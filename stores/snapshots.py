@@ -3,7 +3,11 @@
 A snapshot pins the DuckDB recorded-time cutoff (fact versions recorded later are
 invisible to it) and the LanceDB table versions of its collection's segments, entities,
 entity contexts, facts and structural bank. Its id derives from its content hash, so a
-rebuild that changed nothing maps to the same snapshot rather than minting a new one.
+rebuild that changed nothing maps to the same snapshot rather than minting a new one;
+unless a table that snapshot pins was deleted and built again since (its pinned version
+gone, or written after the snapshot: `pins_intact`), and then the rebuild records a new
+snapshot, whose id also derives from its time, rather than answer with the old one's
+lost rows.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import duckdb
 import lancedb
 
+from stores.pinned_table import check_pinned
 from stores.workspace import lance_table_name
 
 LANCE_KINDS = {
@@ -120,17 +125,19 @@ def record_snapshot(
     digest, versions, counts = content_hash(con, db, collection, embedding_model, retrieval)
     existing = (
         con.sql(
-            "SELECT * FROM snapshots WHERE collection = ? AND content_hash = ?",
+            "SELECT * FROM snapshots WHERE collection = ? AND content_hash = ? "
+            "ORDER BY created_at DESC",
             params=[collection, digest],
         )
         .to_arrow_table()
         .to_pylist()
     )
-    if existing:
-        return Snapshot.from_row(existing[0]), False
+    for snapshot in map(Snapshot.from_row, existing):
+        if pins_intact(db, snapshot):
+            return snapshot, False
     now = datetime.now(UTC)
     row = {
-        "snapshot_id": f"snap-{digest[:12]}",
+        "snapshot_id": snapshot_id(digest, now if existing else None),
         "collection": collection,
         "content_hash": digest,
         "created_at": now,
@@ -150,6 +157,27 @@ def record_snapshot(
         row,
     )
     return Snapshot.from_row(row), True
+
+
+def snapshot_id(digest: str, remade_at: datetime | None = None) -> str:
+    """The id of a snapshot of content hash `digest`: its first 12 hex digits, or, for a
+    snapshot recorded again because the tables of the first one were rebuilt
+    (`remade_at`), those of the hash of the digest and that time."""
+    if remade_at is None:
+        return f"snap-{digest[:12]}"
+    return f"snap-{hashlib.sha256(f'{digest}@{remade_at.isoformat()}'.encode()).hexdigest()[:12]}"
+
+
+def pins_intact(db: lancedb.DBConnection, snapshot: Snapshot) -> bool:
+    """Whether every table version the snapshot pins still holds the rows it pinned
+    (`stores.pinned_table.check_pinned`)."""
+    for kind, version in snapshot.lance_versions.items():
+        name = lance_table_name(snapshot.collection, kind)
+        try:
+            check_pinned(db.open_table(name), name, version, snapshot.created_at)
+        except ValueError:  # PinnedVersionGone, or LanceDB's "Table ... was not found"
+            return False
+    return True
 
 
 def list_snapshots(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[Snapshot]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from concurrent.futures import Future
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -82,7 +83,9 @@ def with_sessions(view, tmp_path_factory) -> SnapshotView:
         lance_table_name(view.snapshot.collection, "segments"), pa.concat_tables([rows, sessions])
     )
     build_indexes(table, "search_text")
-    snapshot = dataclasses.replace(view.snapshot, lance_versions={"segments": table.version})
+    snapshot = dataclasses.replace(
+        view.snapshot, lance_versions={"segments": table.version}, created_at=datetime.now(UTC)
+    )
     return SnapshotView(snapshot, view.connect, db)
 
 
