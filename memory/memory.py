@@ -20,6 +20,7 @@ from typing import Any
 from memory.facts import is_speculative
 from memory.heap import keep_freed_memory
 from memory.long_lived import freeze_long_lived, release_frozen
+from memory.query_threads import query_threads
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -180,7 +181,8 @@ class Memory:
         fetch = wanted * self.OVERFETCH if valid_at else wanted
         while True:
             context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
-            ranking: Ranking = STRATEGIES[strategy](self._view, context)
+            with query_threads(self._view, strategy):
+                ranking: Ranking = STRATEGIES[strategy](self._view, context)
             in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
             ordered = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))
             groups = (
