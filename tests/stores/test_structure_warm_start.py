@@ -39,13 +39,19 @@ def test_missing_or_corrupt_files_read_as_none(tmp_path) -> None:
     assert load_trained(tmp_path / "cut.npz") is None
 
 
-def test_sync_trains_cold_then_warm_then_cold_past_the_bound(tmp_path) -> None:
-    db = lancedb.connect(tmp_path / "lance")
+def _ring_graph() -> tuple[list[str], list[dict[str, str]]]:
+    """The entity ids and fact rows of `_ring`'s test graph."""
     ids = [f"e{i}" for i in range(N)]
     facts = [
         {"head_entity_id": f"e{h}", "relation": f"r{r}", "tail_entity_id": f"e{t}"}
         for h, r, t in zip(*_ring(), strict=True)
     ]
+    return ids, facts
+
+
+def test_sync_trains_cold_then_warm_then_cold_past_the_bound(tmp_path) -> None:
+    db = lancedb.connect(tmp_path / "lance")
+    ids, facts = _ring_graph()
     warm = WarmStartSettings(tmp_path / "models" / "rgcn" / "c.npz", staleness=0.05, epochs=4)
     config = RGCNConfig(dim=16, epochs=20)
 
@@ -72,11 +78,7 @@ def test_sync_trains_cold_then_warm_then_cold_past_the_bound(tmp_path) -> None:
 
 def test_a_collection_left_without_entities_keeps_the_versions_snapshots_pin(tmp_path) -> None:
     db = lancedb.connect(tmp_path / "lance")
-    ids = [f"e{i}" for i in range(N)]
-    facts = [
-        {"head_entity_id": f"e{h}", "relation": f"r{r}", "tail_entity_id": f"e{t}"}
-        for h, r, t in zip(*_ring(), strict=True)
-    ]
+    ids, facts = _ring_graph()
     config = RGCNConfig(dim=16, epochs=3)
     first = sync_structure(db, "c__structure", ids, _text(), facts, config)
     pinned = db.open_table("c__structure")
