@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +17,8 @@ from typing import Any
 
 from memory.memory import Memory, QueryResult
 from memory.reranker import RERANK_DEPTH
+from memory.strategies.registry import GRAPH_STRATEGIES, STRATEGIES
+from memory.traversal import ABLATION_SUFFIX, TRAVERSAL_OPTION
 from transforms.evaluation.retrieval_metrics import (
     distinct,
     grouped_means,
@@ -104,6 +106,29 @@ def split_variant(name: str) -> tuple[str, bool]:
     return name, False
 
 
+def split_ablation(name: str) -> tuple[str, dict[str, str]]:
+    """(strategy, query options) of an evaluated name: `memorai_dwpr:no_traversal` ->
+    (memorai_dwpr, {"traversal": "off"}), the strategy with its traversal switched off."""
+    if name.endswith(ABLATION_SUFFIX):
+        return name[: -len(ABLATION_SUFFIX)], {TRAVERSAL_OPTION: "off"}
+    return name, {}
+
+
+def base_strategy(name: str) -> str:
+    """The registered strategy an evaluated name runs (`real_beam:no_traversal+rerank` ->
+    `real_beam`)."""
+    return split_ablation(split_variant(name)[0])[0]
+
+
+def evaluated_names(strategies: Sequence[str]) -> list[str]:
+    """What an evaluation runs: the strategies named, or every strategy and, after them,
+    each graph strategy with its traversal off (`NAME:no_traversal`, the ablation row
+    whose difference to NAME is what its traversal adds)."""
+    if strategies:
+        return list(strategies)
+    return [*STRATEGIES, *(f"{name}{ABLATION_SUFFIX}" for name in GRAPH_STRATEGIES)]
+
+
 @dataclass
 class RetrievalRun:
     """Rows (strategy, metric, value) of a retrieval evaluation, and strategies that failed."""
@@ -129,6 +154,8 @@ def retrieval_scores(
     questions: QuestionSet,
     strategies: Sequence[str],
     reranking: Reranking | None = None,
+    options: Mapping[str, Any] | None = None,
+    session_unit: bool = True,
 ) -> RetrievalRun:
     """Recall (and MuSiQue's MRR) per strategy, overall and per question category, with the
     query latency p50/p95 in ms and LLM calls and tokens per query (from the explanation's
@@ -138,12 +165,17 @@ def retrieval_scores(
     max(k) x (conversations in the collection) segments, the hits of the question's
     conversation are kept, and the first max(k) are its turn ranking (its session ranking:
     their distinct sessions). A strategy that raises is reported in `errors`, not scored.
-    A reranked variant (`split_variant`) needs `reranking`: without it, it is an error."""
+    A reranked variant (`split_variant`) needs `reranking`: without it, it is an error.
+    `options` go to every strategy's queries (a `NAME:no_traversal` row adds
+    traversal=off). LoCoMo questions are asked a second time with sessions as the unit
+    (`session_unit_recall@k`) unless `session_unit` is False."""
     run = RetrievalRun()
     conversations = conversation_count(memory) if questions.benchmark == "locomo" else 1
     for strategy in strategies:
         try:
-            rows, traces = _strategy_rows(memory, questions, strategy, conversations, reranking)
+            rows, traces = _strategy_rows(
+                memory, questions, strategy, conversations, reranking, options or {}, session_unit
+            )
             run.rows.extend(rows)
             run.traces[strategy] = traces
         except Exception as exc:  # one broken strategy must not hide the rest
@@ -157,21 +189,32 @@ def _strategy_rows(
     strategy: str,
     conversations: int,
     reranking: Reranking | None,
+    given: Mapping[str, Any],
+    session_unit: bool,
 ) -> tuple[list[dict[str, object]], list[QuestionTrace]]:
     depth = query_depth(questions.benchmark, conversations)
-    base, reranked = split_variant(strategy)
+    variant, reranked = split_variant(strategy)
+    base, ablation = split_ablation(variant)
+    options = {**given, **ablation}
     if reranked and reranking is None:
         raise ValueError(f"{strategy} is a reranked variant, and no reranker was given")
     rerank = {"reranker": reranking.model, "rerank_depth": reranking.depth} if reranked else {}
     scores, latencies, calls, tokens, traces = [], [], [], [], []
     for question in questions.questions:
         started = time.perf_counter()
-        result = memory.query(question.text, strategy=base, k=depth, **rerank)
+        result = memory.query(question.text, strategy=base, k=depth, options=options, **rerank)
         latencies.append((time.perf_counter() - started) * 1000.0)
         calls.append(float(result.explanation.get("llm_calls", 0) or 0))
         tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
         hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
-        scores.append(question_scores(questions.benchmark, question, hits))
+        question_score = question_scores(questions.benchmark, question, hits)
+        if questions.benchmark == "locomo" and session_unit:
+            sessions = memory.query(
+                question.text, strategy=base, k=depth, options=options, unit="session", **rerank
+            )
+            units = [h.provenance | {"segment_id": h.segment_id} for h in sessions.hits]
+            question_score |= session_unit_scores(question, units)
+        scores.append(question_score)
         traces.append(_trace(questions.benchmark, question, result))
     by_group = grouped_means(scores, [q.category for q in questions.questions])
     rows = [
@@ -293,6 +336,19 @@ def _turn_scores(
     scores = {f"turn_recall@{k}": recall_at_k(turns, question.gold, k) for k in ks}
     return scores | {
         f"session_recall@{k}": recall_at_k(sessions, question.gold_sessions, k) for k in ks
+    }
+
+
+def session_unit_scores(
+    question: RetrievalQuestion, hits: list[dict[str, object]]
+) -> dict[str, float]:
+    """Session recall@k over a ranking of sessions (`Memory.query(unit="session")`: k
+    distinct sessions, each by its best turn), the question's conversation's first max(k)."""
+    ks = RETRIEVAL_KS["locomo"]
+    in_scope = [h for h in hits if h["doc_id"] == question.scope_doc_id][: max(ks)]
+    sessions = distinct(f"{h['doc_id']}/{h['session_id']}" for h in in_scope)
+    return {
+        f"session_unit_recall@{k}": recall_at_k(sessions, question.gold_sessions, k) for k in ks
     }
 
 

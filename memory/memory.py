@@ -29,6 +29,7 @@ from stores.data_url import check_reachable
 from stores.graph_index import fetch_graph_index, graph_index_dir
 from stores.snapshots import Snapshot, list_snapshots
 from stores.workspace import Workspace
+from transforms.consolidation import normalize_name
 from transforms.reported_speech import only_reported
 
 
@@ -73,9 +74,11 @@ class QueryResult:
         }
 
 
-UNITS = ("passage", "segment")
+UNITS = ("passage", "segment", "session")
 """What a hit is: a passage (a document's chunks collapse into its best one; a turn is a
-passage of its own) or a bare segment."""
+passage of its own), a bare segment, or a session (a conversation session's turns collapse
+into its best one, the others listed as its evidence; a document's chunks, which belong to
+no session, collapse as passages do)."""
 
 
 class Memory:
@@ -141,6 +144,17 @@ class Memory:
     def snapshot(self) -> Snapshot:
         return self._view.snapshot
 
+    def entity(self, name: str) -> dict[str, Any] | None:
+        """The snapshot's entity whose name or alias is `name` (normalised as the query
+        linker does): id, name, type and aliases; None if there is none."""
+        entity_id = self._view.alias_index.get(normalize_name(name))
+        if entity_id is None:
+            return None
+        entities = self._view.entities
+        row = entities.slice(entities.column("entity_id").index(entity_id).as_py(), 1)
+        fields = [c for c in ENTITY_FIELDS if c in row.column_names]
+        return row.select(fields).to_pylist()[0]
+
     def query(
         self,
         text: str,
@@ -152,13 +166,15 @@ class Memory:
         reranker: str | None = None,
         rerank_depth: int = RERANK_DEPTH,
     ) -> QueryResult:
-        """Rank `k` passages (or segments, with `unit="segment"`) for `text` with
-        `strategy` (one of `STRATEGIES`).
+        """Rank `k` passages (or segments, with `unit="segment"`, or sessions, with
+        `unit="session"`) for `text` with `strategy` (one of `STRATEGIES`).
 
         A passage is a document, for chunks (several chunks of one document collapse into
-        the best-ranked one, the others listed in the hit's `evidence`), or a turn. The
-        strategy is asked for more segments, doubling, until k distinct passages are
-        found or it has no more to give.
+        the best-ranked one, the others listed in the hit's `evidence`), or a turn. A
+        session is a conversation session: its turns collapse into the best-ranked one (a
+        session ranks by its best evidence), the others, with their char spans, listed in
+        the hit's `evidence`. The strategy is asked for more segments, doubling, until k
+        distinct units are found or it has no more to give.
         With `valid_at`, facts are those valid at that time; segments observed after it are
         dropped unless they support such a fact (a later account of an earlier state), and
         segments whose mentioned years cover it rank before undated ones, which rank before
@@ -186,9 +202,9 @@ class Memory:
             in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
             ordered = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))
             groups = (
-                passage_groups(ordered, self._passage_row)
-                if unit == "passage"
-                else [[h] for h in ordered]
+                [[h] for h in ordered]
+                if unit == "segment"
+                else unit_groups(ordered, self._passage_row, unit)
             )
             exhausted = len(ranking.scored) < fetch or fetch >= wanted * self.MAX_FETCH_FACTOR
             if len(groups) >= wanted or exhausted:
@@ -232,7 +248,7 @@ class Memory:
         return reordered + tail, explanation
 
     def _passage_row(self, segment_id: str) -> dict[str, Any]:
-        """The fields of a segment's row that `passage_groups` reads."""
+        """The fields of a segment's row that `unit_groups` reads."""
         return self._view.segment(segment_id, PASSAGE_FIELDS)
 
     def _in_time(self, segment_id: str, context: QueryContext) -> bool:
@@ -301,22 +317,37 @@ class Memory:
         return QueryHit(rank, score, segment_id, row["text"], provenance, facts, paths, evidence)
 
 
-PASSAGE_FIELDS = ("kind", "doc_id")
-"""The segment fields that decide its passage (`passage_groups`)."""
+ENTITY_FIELDS = ("entity_id", "name", "entity_type", "aliases")
+"""The fields of an entity that `Memory.entity` returns."""
+PASSAGE_FIELDS = ("kind", "doc_id", "session_id")
+"""The segment fields that decide its passage and its session (`unit_groups`)."""
+
+
+def unit_groups(
+    ranked: list[tuple[str, float]], row_of: Callable[[str], Mapping[str, Any]], unit: str
+) -> list[list[tuple[str, float]]]:
+    """`ranked` segments grouped by `unit`, "passage" (a document, for chunks; the turn
+    itself otherwise) or "session" (a document, for chunks; the turn's conversation
+    session otherwise), in the order of each unit's best segment; `row_of` gives a
+    segment's row (its `kind`, `doc_id` and `session_id`)."""
+    groups: dict[str, list[tuple[str, float]]] = {}
+    for segment_id, score in ranked:
+        row = row_of(segment_id)
+        if row["kind"] == "chunk":
+            key = f"doc:{row['doc_id']}"
+        elif unit == "session" and row["session_id"] is not None:
+            key = f"session:{row['doc_id']}/{row['session_id']}"
+        else:
+            key = segment_id
+        groups.setdefault(key, []).append((segment_id, score))
+    return list(groups.values())
 
 
 def passage_groups(
     ranked: list[tuple[str, float]], row_of: Callable[[str], Mapping[str, Any]]
 ) -> list[list[tuple[str, float]]]:
-    """`ranked` segments grouped by passage (a document, for chunks; the turn itself
-    otherwise), in the order of each passage's best segment; `row_of` gives a segment's
-    row (its `kind` and `doc_id`)."""
-    groups: dict[str, list[tuple[str, float]]] = {}
-    for segment_id, score in ranked:
-        row = row_of(segment_id)
-        passage = f"doc:{row['doc_id']}" if row["kind"] == "chunk" else segment_id
-        groups.setdefault(passage, []).append((segment_id, score))
-    return list(groups.values())
+    """`ranked` segments grouped by passage (`unit_groups` with unit "passage")."""
+    return unit_groups(ranked, row_of, "passage")
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -272,7 +272,7 @@ def _retrieval(args: argparse.Namespace) -> int:
     from dagster_project.build import evaluate_collection
     from dagster_project.definitions import kgmem_definitions
     from dagster_project.resources.settings_file import load_settings
-    from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, split_variant
+    from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, base_strategy, split_variant
     from memory.reranker import RERANK_DEPTH
     from memory.strategies.names import STRATEGY_NAMES
     from stores.evaluation_results import evaluation_rows, newest_snapshot
@@ -283,7 +283,7 @@ def _retrieval(args: argparse.Namespace) -> int:
         console.print("[red]eval retrieval needs --benchmark locomo|musique[/red]")
         return 2
     strategies = [] if args.strategies == "all" else args.strategies.split(",")
-    unknown = sorted({split_variant(s)[0] for s in strategies} - set(STRATEGY_NAMES))
+    unknown = sorted({base_strategy(s) for s in strategies} - set(STRATEGY_NAMES))
     if unknown:
         console.print(f"[red]unknown strategies {unknown}; known: {list(STRATEGY_NAMES)}[/red]")
         return 2

@@ -18,10 +18,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     query.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
     query.add_argument(
         "--unit",
-        choices=["passage", "segment"],
+        choices=["passage", "segment", "session"],
         default="passage",
         help="passage: k distinct documents or turns, each by its best segment (default); "
-        "segment: k segments, several may come from one document",
+        "segment: k segments, several may come from one document; session: k distinct "
+        "conversation sessions, each by its best turn, the supporting turns as evidence",
     )
     query.add_argument(
         "--reranker",

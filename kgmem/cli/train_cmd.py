@@ -2,6 +2,8 @@
 `kgmem train fusion-weights`: fit KGERMAR's bank weights λ on dev questions.
 `kgmem train hybrid-weights`: fit the `hybrid` strategy's signal weights for one corpus
 kind on a retrieval benchmark's questions.
+`kgmem train traversal-blend`: fit graph strategies' blend with the flat prior (their flat
+share) for one corpus kind on a retrieval benchmark's questions.
 
 The relation model (a calibrated linear probe over MiniLM pair features, numbers only) is
 written to `<home>/models/relation_classifier/<name>/` with its metadata (data hash, split,
@@ -19,12 +21,22 @@ for documents (MuSiQue, passage recall@5) or conversations (LoCoMo, turn recall@
 writes them to `<home>/models/hybrid_weights.json`; the next build pins them in its
 snapshot. It prints the fitted, default and per-signal scores and a two-fold
 cross-validated score.
+
+    kgmem train traversal-blend --benchmark musique|locomo --strategies NAME,...
+        [--grid 0,0.2,0.4] [--collection NAME] [--questions-limit N]
+
+evaluates each strategy on the benchmark's newest snapshot once per flat share of the grid
+(default 0 to 0.8 by 0.1) and prints the headline recalls per share and the best share
+per strategy (MuSiQue passage recall@5 for documents, LoCoMo turn recall@10 for
+conversations); `transforms/traversal_blend.py` holds the shares new snapshots pin.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+from pathlib import Path
 
 from kgmem.cli.common import add_home, out
 from stores.workspace import Workspace
@@ -35,7 +47,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "train", help="train the relation classifier or fit fusion weights",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    train.add_argument("model", choices=["relation-classifier", "fusion-weights", "hybrid-weights"])
+    train.add_argument(
+        "model",
+        choices=["relation-classifier", "fusion-weights", "hybrid-weights", "traversal-blend"],
+    )
     train.add_argument(
         "--dataset", help="relation-classifier: Re-DocRED-layout JSON; hybrid-weights: questions"
     )
@@ -52,6 +67,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     train.add_argument(
         "--questions-limit", type=int, help="hybrid-weights: only the first N questions"
     )
+    train.add_argument("--strategies", help="traversal-blend: graph strategies, comma separated")
+    train.add_argument(
+        "--grid", help="traversal-blend: flat shares to try, comma separated (default 0-0.8)"
+    )
     add_home(train)
     return train
 
@@ -61,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         return _fusion_weights(args)
     if args.model == "hybrid-weights":
         return _hybrid_weights(args)
+    if args.model == "traversal-blend":
+        return _traversal_blend(args)
     if not args.dataset:
         raise ValueError("train relation-classifier needs --dataset")
     from transforms.relation_classifier.probe import DEFAULT_NAME, artifact_dir
@@ -110,4 +131,45 @@ def _hybrid_weights(args: argparse.Namespace) -> int:
     path = write_fitted(Workspace.at(args.home).root, fit.kind, fit.as_dict())
     out.print_json(json.dumps(fit.as_dict()))
     out.print(f"hybrid weights for {fit.kind} written to {path}; the next build pins them")
+    return 0
+
+
+def _traversal_blend(args: argparse.Namespace) -> int:
+    from kgmem.cli.eval_cmd import DATA_ENV, RETRIEVAL_DATA
+    from memory import Memory
+    from memory.blend_fit import GRID, fit_blend
+    from memory.evaluation import snapshot_segments
+    from memory.strategies.registry import GRAPH_STRATEGIES
+    from transforms.evaluation.retrieval_questions import load_questions
+
+    if not args.benchmark or not args.strategies:
+        raise ValueError("train traversal-blend needs --benchmark musique|locomo and --strategies")
+    strategies = args.strategies.split(",")
+    unknown = sorted(set(strategies) - set(GRAPH_STRATEGIES))
+    if unknown:
+        raise ValueError(f"not graph strategies: {unknown}; choose from {list(GRAPH_STRATEGIES)}")
+    grid = [float(share) for share in args.grid.split(",")] if args.grid else list(GRID)
+    corpus, questions_file = RETRIEVAL_DATA[args.benchmark]
+    dataset = Path(args.dataset or questions_file or corpus)
+    if not dataset.exists():  # a benchmark default: under the data folder
+        dataset = Path(os.environ.get(DATA_ENV, ".")) / dataset
+    collection = args.collection or args.benchmark
+    with Memory.open(args.home, snapshot=args.snapshot, collection=collection) as memory:
+        questions = load_questions(
+            args.benchmark, dataset, snapshot_segments(memory), args.questions_limit
+        )
+        for strategy in strategies:
+            fit = fit_blend(memory, questions, strategy, grid)
+            for share, values in fit.figures.items():
+                out.print(
+                    f"{strategy} {fit.kind} flat_share={share:.2f}: "
+                    + " ".join(f"{m}={v:.3f}" for m, v in values.items() if "[" not in m),
+                    highlight=False,
+                )
+            out.print(
+                f"{strategy}: best flat share for {fit.kind} {fit.best:.2f} "
+                f"({fit.objective} {fit.figures[fit.best][fit.objective]:.3f}; "
+                f"current {fit.current:.2f})",
+                highlight=False,
+            )
     return 0

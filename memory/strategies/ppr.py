@@ -14,7 +14,8 @@ nodes from the query's links):
   times its specificity, with mass
   `QUERY_LINK_SHARE` (where the query links to nothing, the passages take it all).
 Damping 0.5 as in HippoRAG. A segment's score is its PageRank mass blended with the flat
-ranking: z(log mass) x (1 - `FLAT_SHARE`) + z(flat score) x `FLAT_SHARE`, so a passage
+ranking: z(log mass) x (1 - flat share) + z(flat score) x flat share (per corpus kind,
+pinned by the snapshot: `transforms.traversal_blend`), so a passage
 that only the walk reaches (the second hop of a question, through the entity or title it
 shares with the first) can rise, and one the walk leaves alone keeps its flat standing.
 
@@ -40,10 +41,10 @@ from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.hybrid_weights import CORPUS_KINDS
 from transforms.rank_fusion import fuse
+from transforms.traversal_blend import flat_shares
 
 DAMPING = 0.5
 QUERY_LINK_SHARE = 0.0
-FLAT_SHARE = {"documents": 0.0, "conversations": 0.3}
 QUERY_LINKS = "named"
 CANDIDATES = 200
 """Segments by walk mass that are blended with the flat ranking."""
@@ -84,9 +85,7 @@ def _walk(
     but the cut at k (kept per query by `kept_per_query`)."""
     options = query.options
     damping = float(options.get("damping", DAMPING))
-    flat_share = {
-        kind: float(options.get("flat_share", share)) for kind, share in FLAT_SHARE.items()
-    }
+    flat_share = flat_shares("hipporag_ppr", view.snapshot.retrieval, options)
     link_share = float(options.get("query_link_share", QUERY_LINK_SHARE))
     prior = flat_prior(view, query)
     graph = passage_graph(view, query)

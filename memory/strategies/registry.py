@@ -18,6 +18,7 @@ from memory.strategies.personalai import (
 )
 from memory.strategies.ppr import ppr
 from memory.strategies.real_beam import real_beam
+from memory.traversal import without_traversal
 
 STRATEGIES: dict[str, Strategy] = {
     "dense": dense,
@@ -35,4 +36,9 @@ STRATEGIES: dict[str, Strategy] = {
     "personalai_astar_wc": personalai_astar_wc,
     "real_beam": real_beam,
 }
+FLAT_STRATEGIES = ("dense", "bm25", "hybrid")
+"""Strategies without a graph traversal; every other one starts from the `hybrid` prior and
+returns it with the option traversal=off (`memory.traversal.without_traversal`)."""
+GRAPH_STRATEGIES = tuple(name for name in STRATEGIES if name not in FLAT_STRATEGIES)
+STRATEGIES.update({name: without_traversal(name, STRATEGIES[name]) for name in GRAPH_STRATEGIES})
 assert tuple(STRATEGIES) == STRATEGY_NAMES, "register every strategy in names.py too"

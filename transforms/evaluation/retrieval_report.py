@@ -22,6 +22,12 @@ RECALL_METRICS = {
     ),
 }
 """The headline quality metrics of each benchmark (also what the regression checks watch)."""
+UNIT_METRICS = {
+    "musique": (),
+    "locomo": ("session_unit_recall@3", "session_unit_recall@5", "session_unit_recall@10"),
+}
+"""Metrics of another retrieval unit (LoCoMo: sessions ranked as units, `--unit session`),
+in a table of their own."""
 COST_METRICS = (
     "latency_p50_ms",
     "latency_p95_ms",
@@ -50,6 +56,11 @@ def comparison_markdown(
         f"**{benchmark}** retrieval, snapshot `{snapshot_id}`\n",
         _markdown_table(table, [*RECALL_METRICS[benchmark], *COST_METRICS]),
     ]
+    if UNIT_METRICS[benchmark] and any(
+        m in values for values in table.values() for m in UNIT_METRICS[benchmark]
+    ):
+        parts.append("\nsessions as the retrieval unit (k distinct sessions)\n")
+        parts.append(_markdown_table(table, list(UNIT_METRICS[benchmark])))
     for metric in CATEGORY_METRICS[benchmark]:
         categories = sorted(
             {
@@ -82,27 +93,79 @@ def _cell(column: str, value: float | None) -> str:
     return f"{value:.1f}" if column.endswith("_ms") else f"{value:.3f}"
 
 
+HEADLINE = {"musique": "recall@5", "locomo": "turn_recall@10"}
+"""The metric of the ablation panel: each strategy with and without its traversal."""
+ABLATION_SUFFIX = ":no_traversal"
+"""An evaluated name's suffix for a strategy with its traversal off (`memory.traversal`)."""
+
+
 def recall_plot_png(benchmark: str, rows: Iterable[Mapping[str, object]]) -> bytes:
-    """PNG bar chart: one group of bars per recall metric, one bar per strategy."""
+    """PNG: one group of bars per recall metric, one bar per strategy (its ablation rows
+    left out there); below, where the evaluation has ablation rows, the headline metric of
+    each graph strategy with its traversal (solid) and without it (hatched)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     table = by_strategy(rows)
-    metrics = [m for m in RECALL_METRICS[benchmark] if any(m in v for v in table.values())]
-    width = 0.8 / max(1, len(table))
-    figure, axes = plt.subplots(figsize=(max(7.0, 1.3 * len(metrics) + 3), 4.0), dpi=100)
-    for index, (strategy, values) in enumerate(table.items()):
-        positions = [i + (index - (len(table) - 1) / 2) * width for i in range(len(metrics))]
+    ablated = {
+        n[: -len(ABLATION_SUFFIX)]: v for n, v in table.items() if n.endswith(ABLATION_SUFFIX)
+    }
+    main = {n: v for n, v in table.items() if not n.endswith(ABLATION_SUFFIX)}
+    metrics = [
+        m
+        for m in (*RECALL_METRICS[benchmark], *UNIT_METRICS[benchmark])
+        if any(m in v for v in main.values())
+    ]
+    width = 0.8 / max(1, len(main))
+    panels = 2 if ablated else 1
+    figure, axes_list = plt.subplots(
+        panels, 1, figsize=(max(8.0, 1.3 * len(metrics) + 3), 4.0 * panels), dpi=100, squeeze=False
+    )
+    axes = axes_list[0][0]
+    for index, (strategy, values) in enumerate(main.items()):
+        positions = [i + (index - (len(main) - 1) / 2) * width for i in range(len(metrics))]
         axes.bar(positions, [values.get(m, 0.0) for m in metrics], width, label=strategy)
     axes.set_xticks(range(len(metrics)), metrics, rotation=20)
     axes.set_ylim(0, 1)
     axes.set_ylabel("recall (MRR)" if "mrr" in metrics else "recall")
     axes.set_title(f"{benchmark}: recall@k per strategy")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if ablated:
+        _ablation_panel(axes_list[1][0], HEADLINE[benchmark], main, ablated)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     plt.close(figure)
     return buffer.getvalue()
+
+
+def _ablation_panel(
+    axes: object,
+    metric: str,
+    main: Mapping[str, Mapping[str, float]],
+    ablated: Mapping[str, Mapping[str, float]],
+) -> None:
+    """Per graph strategy, `metric` with its traversal and without it, side by side."""
+    names = [n for n in main if n in ablated]
+    positions = range(len(names))
+    axes.bar(
+        [p - 0.2 for p in positions],
+        [main[n].get(metric, 0.0) for n in names],
+        0.4,
+        label="with its traversal",
+    )
+    axes.bar(
+        [p + 0.2 for p in positions],
+        [ablated[n].get(metric, 0.0) for n in names],
+        0.4,
+        hatch="//",
+        fill=False,
+        label="traversal off (= hybrid)",
+    )
+    axes.set_xticks(list(positions), names, rotation=30, ha="right", fontsize="small")
+    axes.set_ylim(0, 1)
+    axes.set_ylabel(metric)
+    axes.set_title(f"what each strategy's traversal adds: {metric}")
+    axes.legend(fontsize="small")

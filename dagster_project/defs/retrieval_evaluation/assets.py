@@ -25,6 +25,7 @@ from dagster_project.resources import WarehouseResource
 from memory import Memory
 from memory.evaluation import (
     Reranking,
+    evaluated_names,
     misses,
     ranking_code_digest,
     retrieval_scores,
@@ -104,7 +105,7 @@ def retrieval_evaluation(
     collection = context.partition_key
     if config.benchmark not in BENCHMARKS:
         raise ValueError(f"benchmark must be one of {BENCHMARKS}, not {config.benchmark!r}")
-    strategies = config.strategies or list(STRATEGIES)
+    strategies = evaluated_names(config.strategies)
     snapshot_id = newest_snapshot(warehouse, collection)
     fingerprint = content_id(
         snapshot_id, config.model_dump(exclude={"misses"}), strategies, ranking_code_digest()

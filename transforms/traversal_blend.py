@@ -1,0 +1,63 @@
+"""How much of the flat `hybrid` ranking each graph strategy keeps when it blends its own
+traversal with it, per corpus kind: the settings a snapshot pins (`memory_snapshot`) and
+`memory.traversal.blended` reads.
+
+A strategy's blended score of a segment is
+
+    (1 - flat_share) x z(traversal score) + flat_share x z(flat score)
+
+over the union of both lists (`transforms.rank_fusion.fuse`: z-normalised per list, a
+segment missing from one list gets that list's floor), with `flat_share` by the segment's
+corpus kind (`transforms.hybrid_weights.CORPUS_KINDS`). None of the five papers starts
+from a fused flat ranking, so none says how to combine with one: the shares are fitted
+per corpus kind on the dev splits, as `hybrid`'s weights and `hipporag_ppr`'s blend are
+(the figures beside each strategy's entry, where it was fitted). A share of 1 returns the
+flat ranking (the strategy's traversal then adds nothing); 0 ranks by the traversal alone,
+the flat ranking only breaking its ties and filling its tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
+    "hipporag_ppr": {"documents": 0.0, "conversations": 0.3},
+    "memorai_dwpr": {"documents": 0.5, "conversations": 0.5},
+    "kgermar_fusion": {"documents": 0.5, "conversations": 0.5},
+    "real_beam": {"documents": 0.5, "conversations": 0.5},
+    "gram_paths": {"documents": 0.5, "conversations": 0.5},
+    "personalai": {"documents": 0.5, "conversations": 0.5},
+}
+"""Per strategy (the six PersonalAI variants share `personalai`), per corpus kind: the
+flat ranking's share of the blend."""
+SETTINGS_KEY = "traversal_blend"
+"""Where a snapshot's retrieval settings keep the shares it pins."""
+
+
+def blend_family(strategy: str) -> str:
+    """The entry of `DEFAULT_FLAT_SHARE` a strategy reads (`personalai_beam` -> `personalai`)."""
+    return "personalai" if strategy.startswith("personalai") else strategy
+
+
+def pinned_blend() -> dict[str, Any]:
+    """What a new snapshot pins: every strategy's flat share per corpus kind."""
+    return {SETTINGS_KEY: {name: dict(shares) for name, shares in DEFAULT_FLAT_SHARE.items()}}
+
+
+def flat_shares(
+    strategy: str, retrieval: Mapping[str, Any], options: Mapping[str, Any]
+) -> dict[str, float]:
+    """The flat share per corpus kind that a query of `strategy` blends with: the query's
+    `flat_share` option (one value for every kind), else the snapshot's pinned share
+    (`retrieval`, its retrieval settings), else the default (a snapshot recorded before
+    shares were pinned)."""
+    family = blend_family(strategy)
+    shares = dict(DEFAULT_FLAT_SHARE[family])
+    shares.update(retrieval.get(SETTINGS_KEY, {}).get(family, {}))
+    if options.get("flat_share") is not None:
+        given = float(options["flat_share"])
+        if not 0.0 <= given <= 1.0:
+            raise ValueError(f"option flat_share must be in [0, 1], got {given}")
+        shares = dict.fromkeys(shares, given)
+    return shares
