@@ -25,6 +25,7 @@ from pipelines.stage_io import ReadStageInput, WriteShards
 from schemas.tables import ENTITY_MENTIONS
 from stores.warehouse import WarehouseStore
 from transforms.hf_ner import HfNerModelHandler
+from transforms.markup import mask_markup
 from transforms.ner import NER_COMPONENTS, SpacyNerDoFn, span_mentions
 from transforms.ner_backends import SPACY_BACKEND
 from transforms.spacy_models import load_spacy
@@ -94,7 +95,7 @@ def hf_handler(cfg: NerBackendConfig) -> HfNerModelHandler:
 
 
 def _keyed_texts(batch: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
-    return [(segment, segment["text"]) for segment in batch]
+    return [(segment, mask_markup(segment["text"])) for segment in batch]
 
 
 def _keyed_mentions(keyed: tuple[dict[str, Any], PredictionResult]) -> Iterator[dict[str, Any]]:

@@ -3,7 +3,9 @@
 Formats (chosen by extension, then by JSON layout):
 - `.txt`: the first non-empty line is the title; no date.
 - `.md`: optional front matter between `---` lines (`title:`, `date:`); else the first
-  `#` heading (or first line) is the title.
+  line with visible text (a `#` heading, say) is the title, with its HTML, images and
+  link targets removed (`transforms.markup.title_text`: a README that opens with
+  `<h1 align="center">` or a row of badges is not titled with the markup).
 - `.jsonl`: one document per line: `text` (required), `id`, `title`, `date` (optional).
 - `.json`: a conversation log (`sessions[].turns[]` or a flat `turns[]`, each turn with
   `speaker`, `text`, `timestamp`), or the LoCoMo layout (a list of samples, each with a
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms.ids import content_id
+from transforms.markup import title_text
 from transforms.quarantine import QuarantineRecord
 from transforms.timeparse import parse_time
 
@@ -271,7 +274,9 @@ def _split_markdown(raw: str) -> tuple[str, datetime | None, str]:
             if sep:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         body = "".join(lines[end + 1 :]).lstrip("\n")
-    title = meta.get("title") or _split_text(body)[0].lstrip("# ").strip()
+    title = title_text(meta.get("title", "")) or next(
+        (text for text in map(title_text, body.splitlines()) if text), ""
+    )
     try:
         doc_time = parse_time(meta["date"]) if meta.get("date") else None
     except ValueError as exc:

@@ -6,10 +6,17 @@ The spaCy DoFn loads the model once per worker in `setup` and receives batches o
 lifting. Mentions of
 either backend keep exact char spans into the segment and into the document, the model's
 own label, its KGERMAR type and the `backend:model` that found them.
+
+What a model reads has its markup masked (`transforms.markup`), and what it returns is
+cut at line breaks and kept only when it looks like a name (`name_spans`): a passage
+rendered as its title line then its text ("Lyon Cohen" newline "Lyon Cohen (1868-1937)
+was ...") otherwise yields the doubled name "Lyon Cohen Lyon Cohen", which no question
+names, and code such as `CUDA_VISIBLE_DEVICES=0,1` is not an entity.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,6 +25,7 @@ from spacy.tokens import Doc
 
 from transforms.entity_types import entity_type
 from transforms.ids import content_id
+from transforms.markup import is_name_surface, mask_markup
 from transforms.ner_backends import SPACY_BACKEND
 from transforms.spacy_models import SpacyBatchDoFn
 from transforms.token_spans import EntitySpan
@@ -53,7 +61,20 @@ def mentions_of(doc: Doc, segment: dict[str, Any], model: str) -> Iterator[dict[
     taken = {i for ent in doc.ents for i in range(ent.start, ent.end)}
     for ent in doc.ents:
         last = doc[proper_noun_end(doc, ent.start, ent.end, taken) - 1] if tagged else ent[-1]
-        yield mention_row(segment, ent.start_char, last.idx + len(last.text), ent.label_, model)
+        for start, end in name_spans(segment["text"], ent.start_char, last.idx + len(last.text)):
+            yield mention_row(segment, start, end, ent.label_, model)
+
+
+def name_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The pieces of the entity span `text[start:end]` between line breaks, stripped of
+    whitespace, that pass `is_name_surface`: a name never runs over a line break (a title
+    line and the first words of its text are two mentions), and markup is no name."""
+    for match in re.finditer(r"[^\n]+", text[start:end]):
+        piece = match.group()
+        left = len(piece) - len(piece.lstrip())
+        right = len(piece.rstrip())
+        if left < right and is_name_surface(piece):
+            yield start + match.start() + left, start + match.start() + right
 
 
 def proper_noun_end(doc: Doc, start: int, end: int, taken: set[int]) -> int:
@@ -74,7 +95,8 @@ def span_mentions(
 ) -> Iterator[dict[str, Any]]:
     """Mention records for the entity spans a token classifier found in `segment`'s text."""
     for span in spans:
-        yield mention_row(segment, span.start, span.end, span.label, model)
+        for start, end in name_spans(segment["text"], span.start, span.end):
+            yield mention_row(segment, start, end, span.label, model)
 
 
 def extract_mentions(
@@ -82,7 +104,7 @@ def extract_mentions(
 ) -> Iterator[dict[str, Any]]:
     """Run `nlp` over `segments` in batches and yield their mentions, tagged with `model`."""
     items = list(segments)
-    docs = nlp.pipe((s["text"] for s in items), batch_size=batch_size)
+    docs = nlp.pipe((mask_markup(s["text"]) for s in items), batch_size=batch_size)
     for segment, doc in zip(items, docs, strict=True):
         yield from mentions_of(doc, segment, model)
 

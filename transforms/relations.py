@@ -17,7 +17,10 @@ statements resolved from "I" sit below it and become stable once another segment
 confirms them (noisy-OR upgrade in the fact fold).
 A first-person subject ("I live in Leeds") in a conversation turn resolves to the turn's
 speaker (pattern suffix `+speaker`). A negated verb ("no longer works at", "does not")
-marks the candidate `negated`, which fact folding reads as a retraction.
+marks the candidate `negated`, which fact folding reads as a retraction. A relation
+stated in a question, a future, a hypothesis or a wish ("Can't wait to see more when I'm
+in Boston!") is kept as speculation: confidence halved below θ_stable, extractor
+`speculative:dep_patterns/v1` (`transforms.speculation`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from spacy.tokens import Doc, Span, Token
 from transforms.entity_types import is_graph_entity
 from transforms.ids import content_id
 from transforms.spacy_models import SpacyBatchDoFn
+from transforms.speculation import SPECULATIVE_FACTOR, is_speculative, speculative_extractor
 from transforms.state_events import state_events
 
 EXTRACTOR = "dep_patterns/v1"
@@ -128,10 +132,23 @@ def relations_in(doc: Doc, segment: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if suffix and not speaker:
             continue
         for tail, relation, pattern in _objects_of(token, by_root):
-            yield _candidate(segment, head, tail, relation, pattern + suffix, _is_negated(token))
+            candidate = _candidate(
+                segment, head, tail, relation, pattern + suffix, _is_negated(token)
+            )
+            yield _as_speculation(candidate) if is_speculative(token) else candidate
     for span in doc.ents:
         for tail, relation, pattern in _appositives(span, by_root):
-            yield _candidate(segment, span, tail, relation, pattern, negated=False)
+            candidate = _candidate(segment, span, tail, relation, pattern, negated=False)
+            yield _as_speculation(candidate) if is_speculative(span.root) else candidate
+
+
+def _as_speculation(candidate: dict[str, Any]) -> dict[str, Any]:
+    """`candidate` marked as read from a speculative statement."""
+    return {
+        **candidate,
+        "confidence": round(candidate["confidence"] * SPECULATIVE_FACTOR, 4),
+        "extractor": speculative_extractor(candidate["extractor"]),
+    }
 
 
 def _candidate(

@@ -194,3 +194,14 @@ def test_symlinks_are_followed_to_files_and_quarantined_otherwise(tmp_path):
     )
     assert len(result.documents) == 1
     _counts_add_up(result)
+
+
+def test_markdown_title_skips_html_and_badges(tmp_path):
+    (tmp_path / "README.md").write_text(
+        '<p align="center"><img src="logo.png"></p>\n'
+        "[![CI](https://ci/badge.svg)](https://ci)\n\n"
+        '<h1 align="center">Kgmem <sup>beta</sup></h1>\n\nMemory for agents.\n'
+    )
+    (tmp_path / "front.md").write_text("---\ntitle: <b>Notes</b>\n---\nText.\n")
+    titles = {d["title"] for d in load_inputs("c", [tmp_path]).documents}
+    assert titles == {"Kgmem beta", "Notes"}
