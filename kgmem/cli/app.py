@@ -14,8 +14,10 @@ from kgmem.cli import (
     build_cmd,
     entities_cmd,
     eval_cmd,
+    export_cmd,
     facts_cmd,
     query_cmd,
+    serve_cmd,
     snapshots_cmd,
     train_cmd,
     ui_cmd,
@@ -34,6 +36,8 @@ COMMANDS = (
     train_cmd,
     bench_cmd,
     snapshots_cmd,
+    serve_cmd,
+    export_cmd,
     ui_cmd,
 )
 

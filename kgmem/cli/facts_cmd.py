@@ -27,8 +27,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.facts import resolve_entity
-    from stores.fact_queries import AsOf, facts_table_as_of
+    from memory.answers import entity_facts, plain
+    from stores.fact_queries import AsOf
     from stores.snapshots import list_snapshots
 
     con = Workspace.at(args.home).connect(read_only=True)
@@ -36,19 +36,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.collection and not snapshots:
         raise LookupError("no snapshot yet; run `kgmem build` or pass --collection")
     collection = args.collection or snapshots[0].collection
-    entity_ids = resolve_entity(con, collection, args.entity)
-    if not entity_ids:
-        raise LookupError(f"no entity named {args.entity!r} in collection {collection!r}")
-    rows = facts_table_as_of(
-        con,
-        collection,
-        AsOf(args.valid_at, args.known_at),
-        entity_ids=entity_ids,
-        relation=args.relation,
-        stable_only=args.stable_only,
-    ).to_pylist()
+    as_of = AsOf(args.valid_at, args.known_at)
+    rows = entity_facts(con, collection, args.entity, as_of, args.relation, args.stable_only)
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print(json.dumps(plain(rows), indent=2))
         return 0
     table = Table(title=f"facts of {args.entity} in {collection}")
     for column in ("head", "relation", "tail", "valid from", "valid to", "conf", "recorded", "op"):

@@ -20,11 +20,12 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory.answers import snapshot_records
     from stores.snapshots import list_snapshots
 
     snapshots = list_snapshots(Workspace.at(args.home).connect(read_only=True), args.collection)
     if args.json:
-        print(json.dumps([s.__dict__ for s in snapshots], indent=2, default=str))
+        print(json.dumps(snapshot_records(snapshots), indent=2))
         return 0
     table = Table(title="snapshots")
     for column in ("snapshot", "collection", "created", "content hash", "sources", "counts"):

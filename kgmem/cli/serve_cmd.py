@@ -1,0 +1,149 @@
+"""`kgmem serve`: a read-only server over a workspace's snapshots, as an HTTP JSON API
+and as MCP tools (stdio or streamable HTTP at `/mcp`)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgmem.cli.common import add_home, console
+
+if TYPE_CHECKING:
+    from memory.serving.pool import SnapshotPool
+
+DEFAULT_PORT = 8765
+
+
+def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    serve = commands.add_parser(
+        "serve",
+        help="serve snapshots to agents: HTTP JSON API (with OpenAPI docs) and MCP tools",
+        description="Serve a workspace's snapshots read-only: POST /query, GET /facts, "
+        "GET /entities/{name}, GET /snapshots, GET /health, docs at /docs; MCP tools "
+        "search_memory, get_facts, get_entity, list_snapshots at /mcp (--mcp http) or on "
+        "stdin/stdout (--mcp stdio, for an MCP client that starts the server itself).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)"
+    )
+    serve.add_argument(
+        "--snapshot",
+        default="latest",
+        help="snapshot id to pin, or `latest` (default): follow new builds without a restart",
+    )
+    serve.add_argument("--collection", help="serve only this collection's snapshots")
+    serve.add_argument(
+        "--mcp",
+        choices=["http", "stdio", "off"],
+        default="http",
+        help="http: MCP at /mcp beside the JSON API (default); stdio: MCP on stdin/stdout "
+        "only, no HTTP; off: the JSON API only",
+    )
+    serve.add_argument(
+        "--token-file",
+        type=Path,
+        help="file holding a bearer token that every request must send "
+        "(required to bind a non-loopback address)",
+    )
+    serve.add_argument(
+        "--concurrency", type=int, default=8, help="requests answered at once (default 8)"
+    )
+    serve.add_argument(
+        "--poll",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="how often `latest` looks for a new snapshot (default 1)",
+    )
+    add_home(serve)
+    return serve
+
+
+def run(args: argparse.Namespace) -> int:
+    token = read_token(args.token_file) if args.token_file else None
+    if args.mcp != "stdio" and token is None and not is_loopback(args.host):
+        raise ValueError(
+            f"--host {args.host} is not a loopback address: pass --token-file to require "
+            "a bearer token, or bind 127.0.0.1"
+        )
+    if args.concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0..65535, got {args.port}")
+
+    from memory.serving.pool import SnapshotPool
+
+    pool = SnapshotPool(args.home, args.snapshot, args.collection, poll_s=args.poll)
+    try:
+        if args.mcp == "stdio":
+            return serve_stdio(pool, args.concurrency)
+        return serve_http(pool, args, token)
+    finally:
+        pool.close()
+
+
+def serve_stdio(pool: SnapshotPool, concurrency: int) -> int:
+    """MCP over stdin/stdout until the client closes it."""
+    import anyio
+
+    from memory.serving.mcp_tools import memory_server
+
+    pool.start_watching()
+    anyio.run(memory_server(pool, concurrency).run_stdio_async)
+    return 0
+
+
+def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) -> int:
+    """The JSON API (and MCP at /mcp) on `args.host:args.port` until interrupted."""
+    import socket
+
+    import uvicorn
+
+    from memory.serving.http_app import ServeSettings, create_app
+    from memory.serving.mcp_tools import memory_server
+
+    mcp_app = None
+    if args.mcp == "http":
+        mcp_app = memory_server(pool, args.concurrency).streamable_http_app(host=args.host)
+    app = create_app(pool, ServeSettings(token, args.concurrency), mcp_app)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    host, port = sock.getsockname()[:2]
+    where = f"[{host}]" if family == socket.AF_INET6 else host
+    console.print(
+        f"kgmem serve: listening on http://{where}:{port} (snapshot {pool.default_id}"
+        f"{', pinned' if pool.pinned else ', following latest'}; docs at /docs"
+        f"{', MCP at /mcp' if mcp_app else ''})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def read_token(path: Path) -> str:
+    """The bearer token in `path` (surrounding whitespace dropped); a ValueError if the
+    file is unreadable or empty."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ValueError(f"--token-file {path}: cannot read it ({exc.strerror})") from None
+    if not token:
+        raise ValueError(f"--token-file {path}: the file is empty")
+    return token
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
