@@ -2,7 +2,8 @@
 
 Each writer puts one bad file (or link, or FIFO) named after its kind into a folder and
 returns its path. `benchmarks.reliability` loads each beside a good file and checks that
-the bad one is quarantined with a reason, the good one loads, and no record is lost.
+the bad one is quarantined with a reason (`BAD_INPUTS`) or loaded (`RECOVERED_INPUTS`),
+the good one loads, and no record is lost.
 """
 
 from __future__ import annotations
@@ -82,8 +83,7 @@ def _duplicate(folder: Path) -> Path:
 BAD_INPUTS: dict[str, Writer] = {
     "empty text file": _text("empty.txt", ""),
     "whitespace-only Markdown": _text("blank.md", "  \n\t\n"),
-    "invalid UTF-8": _text("latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1")),
-    "UTF-16 with BOM": _text("utf16.txt", "Acme".encode("utf-16")),
+    "binary bytes named .txt": _text("binary.txt", bytes(range(256)) * 4),
     "unsupported type (.pdf)": _text("report.pdf", b"%PDF-1.7"),
     "no file extension": _text("README", "Acme."),
     "unclosed front matter": _text("open.md", "---\ntitle: Open\nAcme opened.\n"),
@@ -97,8 +97,6 @@ BAD_INPUTS: dict[str, Writer] = {
     "turn that is not an object": _json("turn.json", {"turns": ["a turn as text"]}),
     "turn without speaker": _conversation("nospeaker.json", {**TURN, "speaker": ""}),
     "turn without text": _conversation("notext.json", {**TURN, "text": None}),
-    "turn with a bad timestamp": _conversation("stamp.json", {**TURN, "timestamp": "soon"}),
-    "turn without any time": _conversation("notime.json", {**TURN, "timestamp": None}),
     "passage with a non-string text": _json("passages.json", [{"title": "T", "text": 5}]),
     "LoCoMo sample of the wrong shape": _json("locomo.json", [{"conversation": 3}]),
     "JSON Lines: invalid line": _text("lines.jsonl", '{"text": "ok"}\n{broken\n'),
@@ -112,3 +110,14 @@ BAD_INPUTS: dict[str, Writer] = {
     "FIFO": _fifo,
     "duplicate of another file": _duplicate,
 }
+
+RECOVERED_INPUTS: dict[str, Writer] = {
+    "Latin-1 text": _text("latin1.txt", "caf\xe9 cr\xe8me in K\xf6ln".encode("latin-1")),
+    "Windows-1252 text": _text("cp1252.txt", "\u201cAcme\u201d \u2013 K\xf6ln".encode("cp1252")),
+    "UTF-16 with BOM": _text("utf16.txt", "Acme in K\xf6ln".encode("utf-16")),
+    "UTF-16 big-endian with BOM": _text("utf16be.txt", "\ufeffAcme".encode("utf-16-be")),
+    "turn with a bad timestamp": _conversation("stamp.json", {**TURN, "timestamp": "soon"}),
+    "turn without any time": _conversation("notime.json", {**TURN, "timestamp": None}),
+}
+"""Inputs that look broken but hold good records: each must load as a document (a turn
+without a readable time is kept without one, with a warning row)."""

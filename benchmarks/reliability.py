@@ -2,9 +2,11 @@
 
 `kgmem bench reliability` runs four checks and prints their counts:
 
-- **bad inputs**: each kind of `benchmarks.bad_inputs.BAD_INPUTS`, beside a good file,
-  through the loader; handled cleanly means no exception, the good file loaded, the bad
-  one quarantined with a reason, and records read = documents + records quarantined. Then
+- **bad inputs**: each kind of `benchmarks.bad_inputs.BAD_INPUTS` and `RECOVERED_INPUTS`,
+  beside a good file, through the loader; handled cleanly means no exception, the good
+  file loaded, the bad one quarantined with a reason (or, for a recovered kind such as
+  UTF-16 or a turn with a bad time, loaded), and records read = documents + records
+  quarantined. Then
   one real build over all of them together must succeed with its counts adding up.
 - **concurrent builds**: that build and a clean build of the corpus started together into
   a fresh workspace (both set it up and write into it at once), then one more build of the
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmarks.bad_inputs import BAD_INPUTS
+from benchmarks.bad_inputs import BAD_INPUTS, RECOVERED_INPUTS
 from transforms.loaders import load_inputs
 
 GOOD_TEXT = "Acme Corporation opened an office in Leeds in 2021."
@@ -75,7 +77,9 @@ def check_bad_inputs(root: Path, report: ReliabilityReport) -> Path:
     good files) for one real build."""
     together = root / "all_bad"
     together.mkdir(parents=True)
-    for number, (kind, write) in enumerate(BAD_INPUTS.items()):
+    kinds = [(k, w, True) for k, w in BAD_INPUTS.items()]
+    kinds += [(k, w, False) for k, w in RECOVERED_INPUTS.items()]
+    for number, (kind, write, quarantines) in enumerate(kinds):
         folder, beside = root / f"bad{number}", together / f"case{number}"
         for place in (folder, beside):
             place.mkdir()
@@ -91,11 +95,14 @@ def check_bad_inputs(root: Path, report: ReliabilityReport) -> Path:
         lost = loaded.records_read - len(loaded.documents) - loaded.records_quarantined
         report.records_lost += lost
         flagged = any(Path(q.source_file).name == bad.name for q in loaded.quarantined)
+        kept = any(Path(d["source_path"]).name == bad.name for d in loaded.documents)
         good = any(d["text"].startswith(GOOD_TEXT) for d in loaded.documents)
-        if flagged and good and lost == 0:
+        handled = flagged if quarantines else kept and not flagged
+        if handled and good and lost == 0:
             report.bad_inputs_handled += 1
         else:
-            report.problems.append(f"{kind}: quarantined={flagged} good={good} lost={lost}")
+            found = f"quarantined={flagged} kept={kept} good={good} lost={lost}"
+            report.problems.append(f"{kind}: {found}")
     return together
 
 

@@ -3,7 +3,8 @@
 Documents are keyed by content hash, so an unchanged document is left alone, a removed
 one is dropped, and an unreadable file or record goes to quarantine with its reason
 (`transforms.loaders`). Records read = documents out + records quarantined; conversation
-turns are counted apart.
+turns are counted apart. Records kept with a loss (a turn without a readable time) add a
+warning row to the quarantine table (reason `warning: ...`), not to the counts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def run(warehouse: WarehouseStore, collection: str) -> StageOutcome:
     warehouse.replace_documents(
         "documents", collection, STAGE, [d["doc_id"] for d in new], new, removed
     )
-    warehouse.set_quarantine(collection, STAGE, loaded.quarantined)
+    warehouse.set_quarantine(collection, STAGE, [*loaded.quarantined, *loaded.warnings])
     return StageOutcome(
         rows_in=loaded.records_read,
         rows_out=len(loaded.documents),
@@ -35,5 +36,6 @@ def run(warehouse: WarehouseStore, collection: str) -> StageOutcome:
             "turns_in": loaded.turns_read,
             "turns_out": loaded.turns_read - loaded.turns_quarantined,
             "turns_quarantined": loaded.turns_quarantined,
+            "warnings": len(loaded.warnings),
         },
     )

@@ -19,6 +19,10 @@ segmenter can cut turns and sessions. Ids are content hashes of the document's t
 turns, so an unchanged file keeps its ids. Anything unreadable goes to quarantine with the
 file, the record and the reason; the rest of the collection still loads.
 
+Files are read as UTF-8, or in the encoding a byte-order mark names (UTF-16 from Windows
+tools), or else as Windows-1252/Latin-1 (`transforms.text_decoding`); only bytes that are
+none of these are quarantined.
+
 Fault isolation and limits (each with its own quarantine reason):
 - any error while loading one file, whatever its kind, quarantines that file and only it;
 - a file over `MAX_FILE_BYTES` (16 MiB; `$KGMEM_MAX_FILE_MB` changes it) is not read;
@@ -33,7 +37,11 @@ Fault isolation and limits (each with its own quarantine reason):
 Counts add up per unit: records read (files; JSON Lines lines; passages; conversations)
 = documents out + records quarantined, and the turns of conversations are counted apart:
 turns read = turns kept + turns quarantined, where a session that is not an object with a
-list of turns counts as one quarantined turn (its turns cannot be told apart).
+list of turns counts as one quarantined turn (its turns cannot be told apart). A turn
+whose time is missing or unreadable is kept, with its text, without a time, and gets a
+warning row (`LoadResult.warnings`, reason prefixed `warning: `), which the stage stores
+in the quarantine table beside the quarantined records; warnings are not quarantined
+records and do not enter the counts.
 """
 
 from __future__ import annotations
@@ -49,9 +57,13 @@ from typing import Any
 from transforms.ids import content_id
 from transforms.markup import title_text
 from transforms.quarantine import QuarantineRecord
+from transforms.text_decoding import DecodeError, decode_text
 from transforms.timeparse import parse_time
 
 STAGE = "raw_documents"
+WARNING_PREFIX = "warning: "
+"""Reasons of the rows in `LoadResult.warnings`: records kept, with something lost (a
+turn's unreadable time), stored in the quarantine table beside the records set aside."""
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json")
 MAX_FILE_MB_ENV = "KGMEM_MAX_FILE_MB"
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -80,10 +92,12 @@ class LoadResult:
     records_read: int = 0
     turns_read: int = 0
     turns_quarantined: int = 0
+    warnings: list[QuarantineRecord] = field(default_factory=list)
 
     def extend(self, other: LoadResult) -> None:
         self.documents.extend(other.documents)
         self.quarantined.extend(other.quarantined)
+        self.warnings.extend(other.warnings)
         self.records_read += other.records_read
         self.turns_read += other.turns_read
         self.turns_quarantined += other.turns_quarantined
@@ -191,9 +205,11 @@ def _load_file(collection: str, path: Path, limit: int) -> LoadResult:
             f"file is {size:,} bytes, over the {limit:,}-byte limit (${MAX_FILE_MB_ENV} raises it)",
         )
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = decode_text(path.read_bytes())
+    except OSError as exc:
         return _file_rejected(path, f"cannot read file: {exc}")
+    except DecodeError as exc:
+        return _file_rejected(path, f"cannot decode file: {exc}")
     if suffix == ".jsonl":
         return _load_jsonl(collection, path, raw)
     if suffix == ".json":
@@ -422,6 +438,18 @@ def locomo_conversation_id(sample: dict[str, Any], index: int) -> str:
     return str(sample.get("sample_id") or f"sample {index}")
 
 
+def _turn_time(turn: dict[str, Any], session: dict[str, Any]) -> tuple[datetime | None, str]:
+    """The time of `turn` (its timestamp, else its session's `started_at`) and, when it has
+    none, why: the turn is kept without a time rather than dropped."""
+    value = turn.get("timestamp") or session.get("started_at")
+    if value in (None, ""):
+        return None, "turn kept without a time: no timestamp and its session no started_at"
+    try:
+        return parse_time(value), ""
+    except ValueError as exc:
+        return None, f"turn kept without a time: {exc}"
+
+
 def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> LoadResult:
     """Flatten sessions into turns with transcript offsets; quarantine bad turns one by one."""
     result = LoadResult(records_read=1)
@@ -468,15 +496,16 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
                     raise RecordError("turn has no speaker")
                 if not isinstance(text, str) or not text.strip():
                     raise RecordError("turn has no text")
-                stamp = _optional_time(turn.get("timestamp") or session.get("started_at"))
-                if stamp is None:
-                    raise RecordError("turn has no timestamp and its session no started_at")
             except RecordError as exc:
                 result.quarantined.append(
                     _quarantine(path, ref, str(exc), json.dumps(turn, default=str))
                 )
                 result.turns_quarantined += 1
                 continue
+            stamp, problem = _turn_time(turn, session)
+            if problem:
+                raw = json.dumps(turn, default=str)
+                result.warnings.append(_quarantine(path, ref, f"{WARNING_PREFIX}{problem}", raw))
             prefix = f"{speaker}: "
             start = offset + len(prefix)
             line = f"{prefix}{text}\n"
@@ -486,7 +515,7 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
                     "turn_id": turn_id,
                     "session_id": session_id,
                     "speaker": speaker,
-                    "timestamp": stamp.isoformat(),
+                    "timestamp": stamp.isoformat() if stamp else None,
                     "char_start": start,
                     "char_end": start + len(text),
                 }
@@ -498,7 +527,7 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
         )
         return result
     title = str(log.get("title") or conversation_id)
-    first_time = parse_time(turns[0]["timestamp"])
+    first_time = next((parse_time(t["timestamp"]) for t in turns if t["timestamp"]), None)
     ref = f"conversation {conversation_id}"
     result.documents.append(
         _document(collection, path, ref, title, "".join(transcript), first_time, turns)

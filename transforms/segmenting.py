@@ -127,7 +127,7 @@ def _conversation_segments(document: dict[str, Any]) -> Iterator[dict[str, Any]]
             seq,
             turn["char_start"],
             turn["char_end"],
-            observed_at=parse_time(turn["timestamp"]),
+            observed_at=_turn_time(turn),
             speaker=turn["speaker"],
             session_id=turn["session_id"],
             turn_id=turn["turn_id"],
@@ -142,9 +142,14 @@ def _conversation_segments(document: dict[str, Any]) -> Iterator[dict[str, Any]]
             seq,
             start,
             members[-1]["char_end"],
-            observed_at=parse_time(first["timestamp"]),
+            observed_at=next(filter(None, map(_turn_time, members)), None),
             session_id=session_id,
         )
+
+
+def _turn_time(turn: dict[str, Any]) -> datetime | None:
+    """When a turn was said; None for a turn the loader kept without a time."""
+    return parse_time(turn["timestamp"]) if turn["timestamp"] else None
 
 
 def _segment(

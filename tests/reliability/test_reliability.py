@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from benchmarks.bad_inputs import BAD_INPUTS
+from benchmarks.bad_inputs import BAD_INPUTS, RECOVERED_INPUTS
 from benchmarks.reliability import ReliabilityReport, check_bad_inputs, run_reliability
 from kgmem.cli.app import main
 from tests.conftest import SAMPLE
@@ -19,7 +19,8 @@ TINY = ["2022-03-01-inkwell-3000-price-cut.md", "2022-07-01-marcus-bennett-ceo.m
 def test_every_kind_of_bad_input_is_quarantined_and_nothing_is_lost(tmp_path):
     report = ReliabilityReport()
     check_bad_inputs(tmp_path, report)
-    assert report.bad_inputs_tried == len(BAD_INPUTS) >= 25
+    assert report.bad_inputs_tried == len(BAD_INPUTS) + len(RECOVERED_INPUTS)
+    assert len(BAD_INPUTS) >= 25 and len(RECOVERED_INPUTS) >= 6
     assert report.problems == []
     assert report.bad_inputs_handled == report.bad_inputs_tried
     assert report.records_lost == 0

@@ -205,3 +205,37 @@ def test_markdown_title_skips_html_and_badges(tmp_path):
     (tmp_path / "front.md").write_text("---\ntitle: <b>Notes</b>\n---\nText.\n")
     titles = {d["title"] for d in load_inputs("c", [tmp_path]).documents}
     assert titles == {"Kgmem beta", "Notes"}
+
+
+def test_files_in_utf16_and_cp1252_load_instead_of_being_quarantined(tmp_path):
+    (tmp_path / "notepad.txt").write_bytes("Zoë lives in Köln.".encode("utf-16"))
+    (tmp_path / "windows.md").write_bytes("# Café\n“Acme” opened – in Köln.".encode("cp1252"))
+    (tmp_path / "blob.txt").write_bytes(bytes(range(256)) * 4)
+    result = load_inputs("c", [tmp_path])
+    texts = sorted(d["text"] for d in result.documents)
+    assert texts == ["# Café\n“Acme” opened – in Köln.", "Zoë lives in Köln."]
+    assert [q.source_file.endswith("blob.txt") for q in result.quarantined] == [True]
+    assert result.quarantined[0].reason.startswith("cannot decode file: not text in UTF-8")
+    _counts_add_up(result)
+
+
+def test_a_turn_with_a_bad_or_no_timestamp_keeps_its_text_without_a_time(tmp_path):
+    turns = [
+        {"speaker": "Sam", "text": "Hi.", "timestamp": "soon"},
+        {"speaker": "Ana", "text": "I live in Leeds.", "timestamp": "2023-01-09T10:00:00Z"},
+        {"speaker": "Sam", "text": "Nice.", "timestamp": None},
+    ]
+    (tmp_path / "c.json").write_text(json.dumps({"turns": turns}))
+    result = load_file("c", tmp_path / "c.json")
+    (document,) = result.documents
+    kept = json.loads(document["turns_json"])
+    assert [t["timestamp"] for t in kept] == [None, "2023-01-09T10:00:00+00:00", None]
+    assert document["text"] == "Sam: Hi.\nAna: I live in Leeds.\nSam: Nice.\n"
+    assert document["doc_time"].isoformat() == "2023-01-09T10:00:00+00:00"
+    assert (result.turns_read, result.turns_quarantined, result.quarantined) == (3, 0, [])
+    assert [w.reason.split(":")[0] for w in result.warnings] == ["warning", "warning"]
+    assert "'soon'" in result.warnings[0].reason
+    assert [w.record_ref for w in result.warnings] == [
+        "conversation c turn S1:1",
+        "conversation c turn S1:3",
+    ]

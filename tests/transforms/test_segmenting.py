@@ -88,3 +88,13 @@ def test_chunks_are_balanced_without_adding_chunks():
     assert len(spans) == 2 and sizes == [60, 48], "two chunks of 5 and 4 sentences, not 8 + 1"
     assert chunk_spans("One sentence only.", max_tokens=100) == [(0, 18)]
     assert chunk_spans("", max_tokens=100) == []
+
+
+def test_a_turn_without_a_time_is_segmented_unobserved():
+    document = _conversation()
+    turns = json.loads(document["turns_json"])
+    turns[0]["timestamp"] = None
+    segments = list(segment_document({**document, "turns_json": json.dumps(turns)}))
+    observed = {(s["kind"], s["text"].split("\n")[0]): s["observed_at"] for s in segments}
+    assert observed[("turn", "I live in Leeds.")] is None
+    assert observed[("session", "Sam: I live in Leeds.")] == datetime(2023, 1, 10, tzinfo=UTC)
