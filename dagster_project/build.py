@@ -9,11 +9,12 @@ stop at the first failing stage or blocking contract check.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -24,7 +25,16 @@ from dagster_project.resources import PipelineSettings, WarehouseResource
 from dagster_project.stage_events import StageSummary, listening
 from stores.workspace import Workspace, check_collection_name
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+if TYPE_CHECKING:
+    from dagster._utils.error import SerializableErrorInfo
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Dagster's console logger prints a failed step's whole traceback chain (hundreds of
+lines) to stderr: kept off the terminal; `_failure_message` puts it in the log file."""
+
+
+INTERRUPTED_ERROR = "DagsterExecutionInterruptedError"
+"""The error a step fails with when Dagster acts on a captured SIGINT or SIGTERM."""
 
 
 class BuildFailed(RuntimeError):
@@ -139,6 +149,8 @@ def build_collection(
                     tags={"kgmem/collection": collection},
                 )
             failed_checks = [name for s in summaries for name, ok in s.checks.items() if not ok]
+            if _interrupted(result):
+                raise KeyboardInterrupt  # Ctrl-C or SIGTERM, which Dagster turned into a failure
             if not result.success or failed_checks:
                 raise BuildFailed(_failure_message(result, failed_checks, summaries))
     record_built(warehouse, collection, fingerprint)
@@ -200,6 +212,35 @@ def _failure_message(
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data is not None:
             error = event.step_failure_data.error
-            message = error.message.strip() if error else "unknown error"
-            return f"stage {event.step_key} failed: {message}"
+            if error is None:
+                return f"stage {event.step_key} failed"
+            details = error.to_string()
+            logging.getLogger(__name__).error("stage %s failed\n%s", event.step_key, details)
+            return f"stage {event.step_key} failed: {root_cause(error)}"
     return "build failed: " + ", ".join(str(e.event_type_value) for e in result.all_events[-3:])
+
+
+def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """Whether a step of `result` failed because the process was interrupted."""
+    return any(
+        event.is_step_failure
+        and event.step_failure_data is not None
+        and event.step_failure_data.error is not None
+        and _innermost(event.step_failure_data.error).cls_name == INTERRUPTED_ERROR
+        for event in result.all_events
+    )
+
+
+def _innermost(error: SerializableErrorInfo) -> SerializableErrorInfo:
+    """The error at the end of `error`'s chain of causes."""
+    while error.cause is not None:
+        error = error.cause
+    return error
+
+
+def root_cause(error: SerializableErrorInfo) -> str:
+    """The first line of the innermost error `error` was caused by, with its type: what
+    went wrong, without Dagster's wrapping ("Error occurred while executing op ...")."""
+    error = _innermost(error)
+    message = error.message.strip().removeprefix(f"{error.cls_name}:").strip()
+    return f"{error.cls_name}: {message.splitlines()[0] if message else '(no message)'}"

@@ -52,7 +52,9 @@ WORKSPACE_CACHE = "workspace"
 class BuildSettings(BaseModel):
     """Model choices, chunking budget and Beam runner for every stage of a build."""
 
-    chunk_tokens: int = Field(DEFAULT_CHUNK_TOKENS, description="token budget of a document chunk")
+    chunk_tokens: int = Field(
+        DEFAULT_CHUNK_TOKENS, gt=0, description="token budget of a document chunk (> 0)"
+    )
     spacy_model: str = Field(DEFAULT_SPACY_MODEL, description="spaCy package name or model path")
     ner_backend: str = Field(
         SPACY_BACKEND,

@@ -22,7 +22,7 @@ from kgmem.cli import (
     train_cmd,
     ui_cmd,
 )
-from kgmem.cli.common import console, route_library_logs
+from kgmem.cli.common import INTERRUPTED, console, report_error, route_library_logs
 from stores.workspace import DATA_URL_ENV, HOME_ENV, Workspace
 from transforms.gc_tuning import tune_gc
 
@@ -76,11 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ[DATA_URL_ENV] = args.data_url
         route_library_logs(Workspace.at(args.home).root, args.verbose)
         return args.run(args)
-    except (OSError, LookupError, ValueError) as exc:
-        if args.debug:
-            raise
-        console.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
-        return 2
+    except KeyboardInterrupt:
+        console.print("[red]interrupted[/red]", highlight=False)
+        return INTERRUPTED
+    except Exception as exc:
+        return report_error(exc, args.debug)
 
 
 def usable_home(home: str) -> Path:

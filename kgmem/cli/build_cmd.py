@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -12,7 +13,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
-from kgmem.cli.common import add_data_url, add_home, console, out
+from kgmem.cli.build_checks import check_models, check_request
+from kgmem.cli.common import INTERRUPTED, LOG_FILE, add_data_url, add_home, console, out
 from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
 from transforms.progress import read_progress
@@ -50,6 +52,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_request(args.collection, args.input)  # before Dagster loads: in well under a second
     from dagster_project.resources.settings_file import load_settings
 
     overrides = {
@@ -64,9 +67,8 @@ def run(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in overrides.items() if v is not None}
     workspace = Workspace.at(args.home)
     settings = load_settings(workspace.root, {**overrides, **beam_overrides(args)})
+    check_models(settings)
     summaries = build_with_progress(args.collection, args.input, workspace, settings)
-    if summaries is None:
-        return 1
     out.print(summary_table(summaries))
     loaded = next((s.metadata for s in summaries if s.stage == "raw_documents"), {})
     if loaded.get("turns_in"):
@@ -86,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
 def build_with_progress(
     collection: str, inputs: Sequence[str], workspace: Workspace, settings: object = None
-) -> list | None:
-    """Build with a progress bar; the stage summaries, or None after printing the failure.
+) -> list:
+    """Build with a progress bar; the stage summaries. A failed stage raises BuildFailed
+    naming it and its root cause, and the log file that holds the details.
 
     While a stage runs, its rows done of total (`transforms.progress`) are shown beside its
     name, refreshed twice a second; where stderr is not a terminal (a log file, a pipe),
@@ -117,14 +120,44 @@ def build_with_progress(
                 progress.advance(task)
 
         try:
-            with watcher:
+            with watcher, StopOnInterrupt():
                 return build_collection(collection, inputs, workspace, defs, settings, on_stage)
         except BuildFailed as exc:
-            console.print(f"[red]build failed:[/red] {exc}")
-            return None
+            raise BuildFailed(f"{exc} (details in {workspace.root / LOG_FILE})") from exc
 
 
 LOG_EVERY_SECONDS = 30.0
+
+
+class StopOnInterrupt:
+    """Stop the process within half a second of Ctrl-C (SIGINT) or SIGTERM during a build,
+    with one line and exit status `INTERRUPTED`.
+
+    Dagster's in-process run only records the signal (`capture_interrupts`) and acts on it
+    between steps, so a long stage ran on for minutes after Ctrl-C; a thread polls that
+    record instead. Ending the process mid-stage is safe: a stage killed half way leaves
+    nothing that a re-run does not redo (docs/operations.md), as `kgmem bench reliability`
+    checks with SIGKILL at every stage."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="interrupt-watch", daemon=True)
+
+    def __enter__(self) -> StopOnInterrupt:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        from dagster._utils.interrupts import check_captured_interrupt
+
+        while not self.stopped.wait(0.5):
+            if check_captured_interrupt():
+                console.print("[red]interrupted:[/red] build stopped; a re-run resumes it")
+                os._exit(INTERRUPTED)
 
 
 class StageWatcher:

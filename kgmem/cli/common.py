@@ -111,3 +111,41 @@ def route_library_logs(home: Path, verbose: bool) -> Path:
     logging.captureWarnings(True)
     os.environ.setdefault("LANCEDB_LOG", "error")  # LanceDB's Rust logger: errors only
     return path
+
+
+INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C (SIGINT), as a shell reports it (128 + 2)."""
+FAILED = 2
+"""Exit status of every other failure: a bad argument, input, setting or model, a stage
+that failed; `--debug` keeps it, with the traceback printed."""
+_USER_ERRORS = (OSError, LookupError, ValueError)
+"""What a wrong argument, path, setting or model raises: the message says it all."""
+_OWN_PACKAGES = frozenset(
+    {"kgmem", "dagster_project", "pipelines", "stores", "transforms", "memory", "benchmarks"}
+)
+"""Packages whose exceptions (a failed build stage, say) carry messages written for the user."""
+
+
+def report_error(exc: BaseException, debug: bool) -> int:
+    """Print `exc` as one line (its traceback with `debug`) and return `FAILED`.
+
+    A user error (`_USER_ERRORS`, or an exception of kgmem's own) is its message's first
+    line; anything else is its type and that line, with the traceback in the log file
+    (`route_library_logs`), so the terminal never gets a library's hundreds of lines but
+    the cause is kept."""
+    from rich.markup import escape
+
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+        return FAILED
+    message = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+    own = type(exc).__module__.split(".")[0] in _OWN_PACKAGES
+    if not isinstance(exc, _USER_ERRORS) and not own:
+        message = f"{type(exc).__name__}: {message}"
+        if logging.getLogger().handlers:  # the workspace's log file: not the kgmem.* stderr
+            logging.getLogger().error("command failed", exc_info=exc)
+            message += f" (details in {LOG_FILE} of the workspace)"
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
+    return FAILED
