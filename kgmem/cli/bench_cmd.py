@@ -14,6 +14,8 @@
                         [--work DIR]  (see cli/bench_runners.py)
     kgmem bench device [--encoder DIR] [--ner-model ID|PATH] [--texts 2048]
                        [--cpu-texts 256] [--rgcn E,F,R,EPOCHS]  (see cli/bench_device.py)
+    kgmem bench serve [--sizes sample,100000] [--clients 1,8,32] [--queries 40]
+                      [--serve-seconds 60]  (see cli/bench_serve.py)
 
 extraction: each backend runs in its Beam stage and alone on the same segments in this
 process; the ratio is the stage's throughput over the bare model's.
@@ -42,6 +44,7 @@ from kgmem.cli import (
     bench_device,
     bench_reliability,
     bench_runners,
+    bench_serve,
 )
 from kgmem.cli.common import add_home, add_strategy_options, console, out
 
@@ -49,7 +52,16 @@ if TYPE_CHECKING:
     from benchmarks.retrieval_latency import SizeResult, StrategyLatency
 
 
-SUITES = ("extraction", "retrieval", "build", "reliability", "backfill", "runners", "device")
+SUITES = (
+    "extraction",
+    "retrieval",
+    "build",
+    "reliability",
+    "backfill",
+    "runners",
+    "device",
+    "serve",
+)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -90,6 +102,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench_backfill.add_arguments(bench)
     bench_runners.add_arguments(bench)
     bench_device.add_arguments(bench)
+    bench_serve.add_arguments(bench)
     return bench
 
 
@@ -106,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         return bench_runners.run(args)
     if args.suite == "device":
         return bench_device.run(args)
+    if args.suite == "serve":
+        return bench_serve.run(args)
     from benchmarks.extraction import run as run_benchmark
 
     results = run_benchmark(args.segments, args.llm_segments)

@@ -9,8 +9,8 @@ import json
 import httpx
 import pytest
 
+from benchmarks.serve_process import running_server
 from kgmem.cli import main
-from tests.serving.server_process import running_server
 
 QUESTION = "Where does Priya Natarajan work?"
 

@@ -17,8 +17,8 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from benchmarks.serve_process import running_server, serve_command
 from tests.conftest import ROOT
-from tests.serving.server_process import running_server, serve_command
 
 QUESTION = "Where does Priya Natarajan work?"
 TOOLS = {"search_memory", "get_facts", "get_entity", "list_snapshots"}

@@ -1,5 +1,6 @@
-"""`kgmem serve` started as a separate process on a free loopback port, for the tests:
-its URL once it listens and answers `/health`, stopped at the end of the block."""
+"""`kgmem serve` started as a separate process on a free loopback port, for `kgmem bench
+serve` and the tests: its URL once it listens and answers `/health`, stopped (terminated,
+then killed) at the end of the block."""
 
 from __future__ import annotations
 
