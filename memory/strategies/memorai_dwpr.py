@@ -1,35 +1,50 @@
 """MemORAI's query-adaptive retrieval (`memorai_dwpr`, papers/memorai.md §3.3): a query
-subgraph from multi-aspect seeds plus one hop, ranked by Dynamic Weighted PageRank.
+subgraph from multi-aspect seeds plus one hop, ranked by Dynamic Weighted PageRank, and
+blended with the flat `hybrid` ranking it starts from.
 
-1. Seeds (§3.3.1, "multi-aspect parallel retrieval"): the top-k retrievable segments by
-   cosine of their embedding (the paper searches topic-segment summaries; a snapshot has
-   no summaries, so the segments' own vectors stand in), the top-k entities by cosine of
-   their description embedding (`linking.similar_entity_positions`: the graph index's
-   unit vectors, over its IVF lists above 50k entities, option `vector_probes`), and the
-   top-k facts (the paper's relation edges) by cosine of their statement ("head relation
-   tail", the paper's undefined `r.desc`).
-   k = 3 for each aspect, the paper's "top-k = 3". Pure top-k as in the paper: no
-   similarity threshold and no name matching, so a query naming nothing in memory still
-   gets a subgraph and a ranking.
-2. G_q: seeds, the two ends of each seed fact, and their one-hop neighbours, with the
-   induced edges (`memory.memorai_subgraph`, which also records how entity / turn /
-   segment / relation map onto kgmem's entity, segment and fact nodes).
+Graph (`memory.memorai_subgraph`, where the mapping is written out): the paper's turn
+nodes are our segments; its topic-segment nodes are session nodes (conversations) and
+document and topic nodes (documents); its entity nodes are our entities plus phrase
+nodes as description-less concept nodes, with speaker and day nodes as provenance
+nodes; its relation edges are our typed facts (reified as fact nodes), their
+`source_turns` our facts' supporting segments.
+
+1. Seeds (§3.3.1, "multi-aspect parallel retrieval"): the flat prior's top
+   `memory.flat_prior.SEED_SEGMENTS` segments (the paper searches topic-segment summaries
+   by cosine; our strongest query–segment similarity is the `hybrid` ranking, so its top
+   segments are the segment seeds), the top-k entities by cosine of their description
+   embedding (`linking.similar_entity_positions`: the graph index's unit vectors, over its
+   IVF lists above 50k entities, option `vector_probes`), and the top-k facts (the
+   paper's relation edges) by cosine of their statement ("head relation tail", the
+   paper's undefined `r.desc`). k = 3 for the entity and fact aspects, the paper's
+   "top-k = 3". Pure top-k as in the paper: no similarity threshold and no name matching,
+   so a query naming nothing in memory still gets a subgraph and a ranking.
+2. G_q: seeds, the two ends of each seed fact, and their one-hop neighbours, plus the
+   segments that a seed segment's specific entities and nodes link to (at most
+   `BRIDGE_CAP` segments each: the bounded segment → node → segment hop that stands in
+   for the paper's seed topic segment → its turns), with the induced edges.
 3. Eq. 1 weights: sim(q, entity) on entity–segment edges, sim(q, fact) on the two halves
-   of a reified relation edge and on fact–segment provenance edges, the same weight in
-   both directions. Seed vector (Eq. 2): every node of G_q with its cosine to the query
-   (entity description, segment text, fact statement), clamped to 0 and L1-normalised.
+   of a reified relation edge and on fact–segment provenance edges, and on node–segment
+   edges the node's surrogate similarity (its specificity times the mean cosine of its
+   segments in G_q; it has no vector), the same weight in both directions. Seed vector
+   (Eq. 2): every node of G_q with its cosine to the query (entity description, segment
+   text, fact statement; the surrogate for nodes), clamped to 0 and L1-normalised.
 4. DW-PR (Eq. 2–3, `memory.dwpr`) with damping d = 0.85: the paper gives no d; Eq. 2 is
-   the classic PageRank form, whose customary d is 0.85 (HippoRAG's 0.5 is tied to its
-   own PPR). Tolerance 1e-8 (L1), at most 100 iterations; both unstated in the paper.
-5. Segments of G_q are ranked by their DW-PR score ("turn nodes τ are ranked by their
-   final PageRank scores, and the top-m turns are retrieved", m = query.k). A subgraph
-   with fewer than k segments returns fewer. Each returned segment lists up to
-   `PATHS_PER_SEGMENT` fact paths from a seed that reach it (`memory.memorai_paths`),
-   standing in for the paper's triplets attached to the retrieved turns.
+   the classic PageRank form, whose customary d is 0.85. Tolerance 1e-8 (L1), at most 100
+   iterations; both unstated in the paper.
+5. The segments of G_q, scored by the log of their DW-PR mass ("turn nodes τ are ranked by
+   their final PageRank scores"), are blended with the flat ranking
+   (`memory.traversal.blended`, the flat share per corpus kind pinned by the snapshot,
+   `transforms.traversal_blend`): the paper ranks turns by DW-PR alone, over a graph
+   whose turns an LLM gated; ours holds every turn, and the paper is silent on a prior.
+   Each returned segment lists up to `PATHS_PER_SEGMENT` fact paths from a seed that
+   reach it (`memory.memorai_paths`), standing in for the paper's triplets attached to
+   the retrieved turns.
 
-Options read from `query.options`: `seeds` (k per aspect, default 3), `damping` (0.85),
+Options read from `query.options`: `seeds` (k per entity and fact aspect, default 3),
+`bridge_cap` (`BRIDGE_CAP`; 0 is the paper's one hop alone), `damping` (0.85),
 `uniform_weights` (False; True is the paper's "Uniform (w = 1)" ablation), `tolerance`
-(1e-8), `max_iterations` (100).
+(1e-8), `max_iterations` (100), `flat_share` (the blend's flat share, every kind).
 """
 
 from __future__ import annotations
@@ -40,30 +55,37 @@ from typing import Any
 import numpy as np
 
 from memory import dwpr
-from memory.flat_prior import flat_prior, with_graph_bonus
+from memory.flat_prior import flat_prior, kept_per_query
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entity_positions, similar_facts
 from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
+    BRIDGE_CAP,
+    KIND_NAMES,
+    NODE,
     QuerySubgraph,
     edge_weights,
     global_nodes,
+    node_similarity,
+    provenance_of,
     query_subgraph,
-    structure_of,
 )
 from memory.nearest import probes_of
 from memory.node_vectors import cosine, entity_vectors, fact_vectors, segment_vectors
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.traversal import blended
 
 SEEDS_PER_ASPECT = 3
 PATHS_PER_SEGMENT = 3
 TOP_NODES_EXPLAINED = 5
+NAME = "memorai_dwpr"
 
 
 @dataclass(frozen=True)
 class Parameters:
     seeds: int = SEEDS_PER_ASPECT
+    bridge_cap: int = BRIDGE_CAP
     damping: float = dwpr.DAMPING
     uniform_weights: bool = False
     tolerance: float = dwpr.TOLERANCE
@@ -74,6 +96,7 @@ class Parameters:
         o = query.options
         return cls(
             seeds=int(o.get("seeds", SEEDS_PER_ASPECT)),
+            bridge_cap=int(o.get("bridge_cap", BRIDGE_CAP)),
             damping=float(o.get("damping", dwpr.DAMPING)),
             uniform_weights=bool(o.get("uniform_weights", False)),
             tolerance=float(o.get("tolerance", dwpr.TOLERANCE)),
@@ -83,7 +106,8 @@ class Parameters:
 
 @dataclass(frozen=True)
 class Seeds:
-    """Graph positions of the seeds per aspect, with their cosine to the query."""
+    """Graph positions of the seeds per aspect, with their cosine to the query (segments:
+    their prior mass)."""
 
     segments: dict[int, float]
     entities: dict[int, float]
@@ -125,30 +149,72 @@ def _vector_seeds(
     )
 
 
-def node_similarity(
+def query_similarity(
     view: SnapshotView, graph: MemoryGraph, subgraph: QuerySubgraph, query_vector: np.ndarray
 ) -> np.ndarray:
-    """Cosine to the query of every node of G_q, in its local order."""
-    return np.concatenate(
-        [
-            cosine(entity_vectors(view, subgraph.entities), query_vector),
-            cosine(segment_vectors(view, graph, subgraph.segments), query_vector),
-            cosine(fact_vectors(graph, subgraph.facts), query_vector),
-        ]
+    """Cosine to the query of every node of G_q, in its local order; the structural and
+    phrase nodes, which have no vector, get their surrogate (`node_similarity`)."""
+    return node_similarity(
+        subgraph,
+        np.concatenate(
+            [
+                cosine(entity_vectors(view, subgraph.entities), query_vector),
+                cosine(segment_vectors(view, graph, subgraph.segments), query_vector),
+                cosine(fact_vectors(graph, subgraph.facts), query_vector),
+                np.zeros(len(subgraph.nodes)),
+            ]
+        ),
     )
+
+
+@dataclass(frozen=True)
+class Traversal:
+    """A query's DW-PR over its subgraph and the blend with the flat ranking: all of
+    `memorai_dwpr` but the cut at k and the paths (kept per query by `kept_per_query`)."""
+
+    ranked: list[tuple[str, float]]
+    seeds: Seeds
+    subgraph: QuerySubgraph
+    fact_scores: np.ndarray
+    explanation: dict[str, Any]
 
 
 def memorai_dwpr(view: SnapshotView, query: QueryContext) -> Ranking:
-    params = Parameters.of(query)
     graph = graph_of(view, query)
-    structure = structure_of(view, query)
+    walked = kept_per_query(view, NAME, query, lambda: _traverse(view, query, graph))
+    final = walked.ranked[: query.k]
+    in_subgraph = set(walked.subgraph.segments.tolist())
+    fact_score = dict(zip(walked.subgraph.facts.tolist(), walked.fact_scores.tolist(), strict=True))
+    prefixes = anchors_of(graph, set(walked.seeds.entities), set(walked.seeds.facts))
+    paths: dict[str, list[str]] = {}
+    for segment_id, _ in final:
+        segment = graph.segment_position.get(segment_id)
+        if segment is None or segment not in in_subgraph:
+            continue
+        found = segment_paths(
+            graph, segment, prefixes, set(walked.seeds.facts), fact_score, PATHS_PER_SEGMENT
+        )
+        if found:
+            paths[graph.segment_ids[segment]] = [graph.path_text(list(p)) for p in found]
+    scored = [(s, round(score, 8)) for s, score in final]
+    return Ranking(scored, walked.explanation, paths)
+
+
+def _traverse(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Traversal:
+    params = Parameters.of(query)
+    structure = provenance_of(view, query)
     seeds = seeds_of(view, query, graph, params.seeds)
     prior = flat_prior(view, query)
-    anchors = seeds.anchor_entities(graph)
-    subgraph = query_subgraph(
-        structure, global_nodes(structure, sorted(anchors), list(seeds.segments), list(seeds.facts))
+    seed_nodes = global_nodes(
+        structure, sorted(seeds.anchor_entities(graph)), list(seeds.segments), list(seeds.facts)
     )
-    similarity = node_similarity(view, graph, subgraph, view.embed_query(query.text))
+    subgraph = query_subgraph(
+        structure,
+        seed_nodes,
+        global_nodes(structure, [], list(seeds.segments), []),
+        params.bridge_cap,
+    )
+    similarity = query_similarity(view, graph, subgraph, view.embed_query(query.text))
     carried = np.ones(subgraph.size) if params.uniform_weights else similarity
     result = dwpr.dynamic_weighted_pagerank(
         edge_weights(subgraph, carried),
@@ -157,27 +223,22 @@ def memorai_dwpr(view: SnapshotView, query: QueryContext) -> Ranking:
         tolerance=params.tolerance,
         max_iterations=params.max_iterations,
     )
-    n_e, n_s = len(subgraph.entities), len(subgraph.segments)
+    n_e, n_s, n_f = len(subgraph.entities), len(subgraph.segments), len(subgraph.facts)
     segment_scores = result.scores[n_e : n_e + n_s]
-    fact_scores = result.scores[n_e + n_s :]
-    own = np.argsort(-segment_scores, kind="stable")[: query.k]
-    ranked = [(graph.segment_ids[int(subgraph.segments[i])], float(segment_scores[i])) for i in own]
-    final = with_graph_bonus(prior, ranked)[: query.k]
-    in_subgraph = set(subgraph.segments.tolist())
-    fact_score = dict(zip(subgraph.facts.tolist(), fact_scores.tolist(), strict=True))
-    prefixes = anchors_of(graph, set(seeds.entities), set(seeds.facts))
-    paths: dict[str, list[str]] = {}
-    for segment_id, _ in final:
-        segment = graph.segment_position.get(segment_id)
-        if segment is None or segment not in in_subgraph:
-            continue
-        found = segment_paths(
-            graph, segment, prefixes, set(seeds.facts), fact_score, PATHS_PER_SEGMENT
-        )
-        if found:
-            paths[graph.segment_ids[segment]] = [graph.path_text(list(p)) for p in found]
-    scored = [(s, round(score, 8)) for s, score in final]
-    return Ranking(scored, _explanation(graph, seeds, subgraph, result, params, fact_scores), paths)
+    walked = [
+        (graph.segment_ids[int(s)], float(np.log(m + 1e-12)))
+        for s, m in zip(subgraph.segments.tolist(), segment_scores.tolist(), strict=True)
+    ]
+    walked.sort(key=lambda pair: -pair[1])
+    ranked, shares = blended(view, query, prior, walked, NAME)
+    fact_scores = result.scores[n_e + n_s : n_e + n_s + n_f]
+    node_ids = view.graph_index.node_ids
+    explanation = _explanation(graph, seeds, subgraph, result, params, fact_scores, shares)
+    explanation["top_nodes"] = {
+        node_ids[int(structure.node_positions[n])].as_py(): round(float(score), 6)
+        for n, score in _best_nodes(subgraph, result.scores)
+    }
+    return Traversal(ranked, seeds, subgraph, fact_scores, explanation)
 
 
 def _explanation(
@@ -187,21 +248,24 @@ def _explanation(
     result: dwpr.PageRankResult,
     params: Parameters,
     fact_scores: np.ndarray,
+    shares: dict[str, float],
 ) -> dict[str, Any]:
-    entity_scores = result.scores[: len(subgraph.entities)]
+    n_e, n_s, n_f = len(subgraph.entities), len(subgraph.segments), len(subgraph.facts)
+    entity_scores = result.scores[:n_e]
     best_entities = np.argsort(-entity_scores, kind="stable")[:TOP_NODES_EXPLAINED]
     best_facts = np.argsort(-fact_scores, kind="stable")[:TOP_NODES_EXPLAINED]
     return {
-        "strategy": "memorai_dwpr",
+        "strategy": NAME,
         "seeds": {
             "segments": {graph.segment_ids[s]: c for s, c in seeds.segments.items()},
             "entities": {graph.entity_names[e]: c for e, c in seeds.entities.items()},
             "facts": {graph.linearized(f): c for f, c in seeds.facts.items()},
         },
         "subgraph": {
-            "entities": len(subgraph.entities),
-            "segments": len(subgraph.segments),
-            "facts": len(subgraph.facts),
+            "entities": n_e,
+            "segments": n_s,
+            "facts": n_f,
+            KIND_NAMES[NODE] + "s": len(subgraph.nodes),
             "edges": int(subgraph.adjacency.nnz // 2),
         },
         "iterations": result.iterations,
@@ -210,6 +274,7 @@ def _explanation(
             **asdict(params),
             "edge_weights": "uniform" if params.uniform_weights else "dynamic",
         },
+        "flat_share": shares,
         "top_entities": {
             graph.entity_names[int(subgraph.entities[i])]: round(float(entity_scores[i]), 6)
             for i in best_entities
@@ -219,3 +284,11 @@ def _explanation(
             for i in best_facts
         },
     }
+
+
+def _best_nodes(subgraph: QuerySubgraph, scores: np.ndarray) -> list[tuple[int, float]]:
+    """The structural and phrase nodes of most DW-PR mass: (structure node, mass)."""
+    at = len(scores) - len(subgraph.nodes)
+    node_scores = scores[at:]
+    best = np.argsort(-node_scores, kind="stable")[:TOP_NODES_EXPLAINED]
+    return [(int(subgraph.nodes[i]), float(node_scores[i])) for i in best]

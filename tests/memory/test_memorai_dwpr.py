@@ -16,11 +16,14 @@ from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entities, similar_entity_positions
 from memory.memorai_paths import anchors_of, paths_through, segment_paths
 from memory.memorai_subgraph import (
+    ProvenanceStructure,
     build_structure,
     edge_weights,
     global_nodes,
     induced,
+    node_similarity,
     query_subgraph,
+    with_nodes,
 )
 from memory.node_vectors import entity_vectors, segment_vectors
 from memory.snapshot_view import QueryContext
@@ -132,7 +135,7 @@ def test_iteration_is_the_scipy_form_bit_for_bit(n):
 def test_induced_block_is_scipys():
     """`induced` gives scipy's `matrix[nodes][:, nodes]` (indptr, indices and data),
     reading every row or, on a symmetric matrix with no entry among its first 200 rows,
-    mirroring the rows of the nodes among them."""
+    mirroring the rows of the nodes among them (given as a count or as a mask)."""
     rng = np.random.default_rng(3)
     matrix = binary_pattern(sp.random(500, 500, density=0.02, format="csr", random_state=rng))
     matrix = binary_pattern(matrix + matrix.T)
@@ -148,6 +151,7 @@ def test_induced_block_is_scipys():
         for whole, block in (
             (matrix, induced(matrix, nodes)),
             (bipartite, induced(bipartite, nodes, int(np.sum(nodes < 200)))),
+            (bipartite, induced(bipartite, nodes, nodes < 200)),
         ):
             expected = whole[nodes][:, nodes].tocsr()
             assert block.shape == expected.shape
@@ -190,21 +194,45 @@ def _graph() -> MemoryGraph:
     )
 
 
+def _provenance(graph: MemoryGraph) -> ProvenanceStructure:
+    """`_graph` with two structural nodes: a session of s2 and s3, and a speaker of all
+    four segments (a hub)."""
+    links = sp.csr_matrix((np.ones(6), ([2, 3, 0, 1, 2, 3], [0, 0, 1, 1, 1, 1])), shape=(4, 2))
+    return with_nodes(build_structure(graph), links, np.array([7, 9]))
+
+
+def test_structure_appends_the_passage_nodes():
+    structure = _provenance(_graph())
+    assert structure.offsets == (0, 4, 8, 11) and structure.n_nodes == 2
+    session, speaker = 11, 12
+    adjacency = structure.adjacency
+    assert (adjacency != adjacency.T).nnz == 0
+    assert sorted(adjacency[session].indices.tolist()) == [4 + 2, 4 + 3]
+    assert sorted(adjacency[speaker].indices.tolist()) == [4, 5, 6, 7]
+    # entities: the segments that mention them; nodes: those they link to
+    assert structure.segment_count.tolist() == [1, 2, 2, 2] + [0] * 7 + [2, 4]
+    np.testing.assert_allclose(structure.specificity(np.array([0, 1, 11, 12])), [1, 0.5, 0.5, 0.25])
+    core = build_structure(_graph())
+    assert (structure.adjacency[:11, :11] != core.adjacency).nnz == 0
+    assert (structure.expansion[:11, :11] != core.expansion).nnz == 0
+
+
 def test_one_hop_subgraph_from_an_entity_seed():
     graph = _graph()
-    structure = build_structure(graph)
+    structure = _provenance(graph)
     sub = query_subgraph(structure, global_nodes(structure, [0], [], []))
     # P's mentions (s0), its fact (f0) and that fact's other end (H); nothing further
     assert sub.entities.tolist() == [0, 1]
     assert sub.segments.tolist() == [0]
     assert sub.facts.tolist() == [0]
+    assert sub.nodes.tolist() == []  # nodes hang off segments, not entities
     # induced edges: P-s0, H-s0, P-f0, H-f0, f0-s0 (both directions)
     assert sub.adjacency.nnz == 10 and (sub.adjacency != sub.adjacency.T).nnz == 0
 
 
 def test_fact_seed_brings_its_ends_and_their_neighbours():
     graph = _graph()
-    structure = build_structure(graph)
+    structure = _provenance(graph)
     sub = query_subgraph(structure, global_nodes(structure, [1, 2], [], [1]))
     assert sub.entities.tolist() == [0, 1, 2, 3]
     assert sub.segments.tolist() == [0, 1, 2]
@@ -212,9 +240,37 @@ def test_fact_seed_brings_its_ends_and_their_neighbours():
     assert 3 not in sub.segments  # s3 is two hops away (via X)
 
 
+def test_a_seed_segment_bridges_through_specific_nodes_only():
+    graph = _graph()
+    structure = _provenance(graph)
+    seed = global_nodes(structure, [], [2], [])
+
+    def segments(cap: int) -> list[int]:
+        return query_subgraph(structure, seed, seed, cap).segments.tolist()
+
+    # one hop from s2: its entities R, X, its fact f2, the session and the speaker; no
+    # other segment (the paper's one hop) without bridges
+    one_hop = query_subgraph(structure, seed, seed, 0)
+    assert one_hop.segments.tolist() == [2]
+    assert one_hop.entities.tolist() == [2, 3] and one_hop.nodes.tolist() == [0, 1]
+    # R and X (2 segments each) and the session (2) bridge to s1 and s3; the speaker (4
+    # segments) bridges only when the cap lets a hub through
+    assert segments(2) == [1, 2, 3]
+    assert segments(1) == [2]
+    structure_hub = query_subgraph(structure, seed, seed, 4)
+    assert structure_hub.segments.tolist() == [0, 1, 2, 3]
+    # the induced edges include the new segments' links to the nodes of G_q
+    sub = query_subgraph(structure, seed, seed, 2)
+    local_session = sub.size - 2
+    assert sorted(sub.adjacency[local_session].indices.tolist()) == [
+        len(sub.entities) + 1,
+        len(sub.entities) + 2,
+    ]
+
+
 def test_eq1_weights_by_edge_type():
     graph = _graph()
-    structure = build_structure(graph)
+    structure = _provenance(graph)
     sub = query_subgraph(structure, global_nodes(structure, [0], [], []))
     # local order: entities P, H | segment s0 | fact f0
     similarity = np.array([0.7, 0.4, 0.9, 0.2])
@@ -226,6 +282,31 @@ def test_eq1_weights_by_edge_type():
     assert weights[f0, s0] == weights[s0, f0] == pytest.approx(0.2)
     assert weights[p, h] == 0.0  # the relation runs through its fact node
     assert (edge_weights(sub, np.ones(4)) != sub.adjacency).nnz == 0  # uniform variant
+
+
+def test_nodes_weigh_their_specificity_times_their_segments_similarity():
+    graph = _graph()
+    structure = _provenance(graph)
+    seed = global_nodes(structure, [], [2], [])
+    sub = query_subgraph(structure, seed, seed, 2)
+    # local order: entities R, X | segments s1, s2, s3 | fact f2 | session, speaker (the
+    # bridged s1 comes without its own entities and facts)
+    assert sub.entities.tolist() == [2, 3] and sub.segments.tolist() == [1, 2, 3]
+    assert sub.facts.tolist() == [2] and sub.nodes.tolist() == [0, 1]
+    raw = np.array([0.6, 0.1, 0.2, 0.8, -0.4, 0.3, 9.0, 9.0])
+    similarity = node_similarity(sub, raw)
+    np.testing.assert_array_equal(similarity[:6], raw[:6])
+    # the session links s2, s3 (mean of 0.8 and -0.4 clamped to 0) and has 2 segments;
+    # the speaker links s1, s2, s3 in G_q and 4 segments in all
+    assert similarity[6] == pytest.approx(0.5 * 0.4)
+    assert similarity[7] == pytest.approx(0.25 * (0.2 + 0.8 + 0.0) / 3)
+    weights = edge_weights(sub, similarity).toarray()
+    r, s1, s2, s3, f2, session, speaker = 0, 2, 3, 4, 5, 6, 7
+    assert weights[s2, session] == weights[session, s3] == pytest.approx(0.2)
+    assert weights[s1, speaker] == pytest.approx(similarity[7])
+    assert weights[s2, r] == pytest.approx(0.6)  # s2 – R: sim(q, R)
+    assert weights[s2, f2] == pytest.approx(0.3)  # s2 – f2: sim(q, f2)
+    assert weights[s1, session] == 0.0  # s1 is no turn of the session
 
 
 def test_paths_chain_a_seed_fact_to_the_segment_it_reaches():
