@@ -27,7 +27,7 @@ from memory.strategies.base import Ranking
 from memory.strategies.registry import STRATEGIES
 from stores.data_url import check_reachable
 from stores.graph_index import fetch_graph_index, graph_index_dir
-from stores.snapshots import Snapshot, list_snapshots
+from stores.snapshots import Snapshot, list_snapshots, reader_collection
 from stores.workspace import Workspace
 from transforms.consolidation import normalize_name
 from transforms.reported_speech import only_reported
@@ -100,11 +100,12 @@ class Memory:
         snapshot: str | None = None,
         collection: str | None = None,
     ) -> Memory:
-        """Open `snapshot` (default: the newest, optionally of `collection`) of a workspace
-        (with its data URL, recorded or from `KGMEM_DATA_URL`, checked reachable here so
-        that a wrong endpoint fails at once, in one line). The process's heap keeps freed
-        memory from then on (`memory.heap`), and the objects alive once the snapshot is
-        open, and again after its first query, are frozen out of the cyclic garbage
+        """Open `snapshot` (default: the newest of `collection`, which may be left out only
+        when the workspace holds one collection: `stores.snapshots.reader_collection`) of a
+        workspace (with its data URL, recorded or from `KGMEM_DATA_URL`, checked reachable
+        here so that a wrong endpoint fails at once, in one line). The process's heap keeps
+        freed memory from then on (`memory.heap`), and the objects alive once the snapshot
+        is open, and again after its first query, are frozen out of the cyclic garbage
         collector's full walks (`memory.long_lived`)."""
         keep_freed_memory()
         workspace = Workspace.at(path)
@@ -358,9 +359,9 @@ def _choose(
     snapshots: list[Snapshot], wanted: str | None, collection: str | None, workspace: Workspace
 ) -> Snapshot:
     if wanted is None:
-        if not snapshots:
-            scope = f"collection {collection!r}" if collection else f"workspace {workspace.root}"
-            raise LookupError(f"no snapshot in {scope}; run `kgmem build` first")
+        if not snapshots and collection:
+            raise LookupError(f"no snapshot in collection {collection!r}; run `kgmem build` first")
+        reader_collection(snapshots, collection, workspace.root)  # one collection, or named
         return snapshots[0]
     for snapshot in snapshots:
         if snapshot.snapshot_id == wanted:

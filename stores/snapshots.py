@@ -191,3 +191,22 @@ def list_snapshots(con: duckdb.DuckDBPyConnection, collection: str | None = None
         .to_pylist()
     )
     return [Snapshot.from_row(r) for r in rows]
+
+
+def reader_collection(snapshots: list[Snapshot], collection: str | None, home: object) -> str:
+    """The collection a reader (`kgmem query`, `kgmem facts`, `Memory.open`) answers from:
+    `collection` when given, else the one collection of the workspace's `snapshots`. A
+    workspace holding several (a second corpus, the one `kgmem eval` builds) makes that a
+    LookupError listing them: answering from the newest snapshot of any collection would
+    silently switch corpora. A LookupError too when there is no snapshot."""
+    if collection:
+        return collection
+    names = sorted({s.collection for s in snapshots})
+    if not names:
+        raise LookupError(f"no snapshot in workspace {home}; run `kgmem build` first")
+    if len(names) > 1:
+        raise LookupError(
+            f"workspace {home} holds {len(names)} collections ({', '.join(names)}); "
+            "name one with --collection"
+        )
+    return names[0]

@@ -40,6 +40,8 @@ COMMANDS = (
     export_cmd,
     ui_cmd,
 )
+READERS = (query_cmd.run, facts_cmd.run, snapshots_cmd.run)
+"""Commands that only read the workspace, so that they work on a read-only copy of it."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -71,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         tune_gc()
         if getattr(args, "home", None):
-            os.environ[HOME_ENV] = str(usable_home(args.home))
+            os.environ[HOME_ENV] = str(usable_home(args.home, args.run not in READERS))
         if getattr(args, "data_url", None):  # every workspace opened in this process
             os.environ[DATA_URL_ENV] = args.data_url
         route_library_logs(Workspace.at(args.home).root, args.verbose)
@@ -83,12 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(exc, args.debug)
 
 
-def usable_home(home: str) -> Path:
+def usable_home(home: str, writes: bool = True) -> Path:
     """The absolute workspace folder of `--home`, or a ValueError saying why it cannot be
-    one: it is a file, or a folder (or the nearest existing parent) that cannot be written."""
+    one: it is a file, or, for a command that `writes`, a folder (or the nearest existing
+    parent) that cannot be written. A reader needs no write access: snapshots are shipped
+    to query hosts and mounted read-only."""
     root = Workspace.at(home).root
     if root.exists() and not root.is_dir():
         raise ValueError(f"--home {home}: is a file, not a folder")
+    if not writes:
+        return root
     existing = next(p for p in (root, *root.parents) if p.exists())
     if not os.access(existing, os.W_OK):
         raise ValueError(f"--home {home}: {existing} is not writable")

@@ -89,8 +89,13 @@ class _LazyFileHandler(logging.FileHandler):
         self.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
 
     def _open(self) -> TextIO:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
-        return super()._open()
+        """The log file, or, in a workspace that cannot be written (a read-only copy that a
+        query host mounts), a sink that drops the records: never the terminal."""
+        try:
+            Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+            return super()._open()
+        except OSError:
+            return open(os.devnull, "w", encoding="utf-8")  # the handler closes it
 
 
 def route_library_logs(home: Path, verbose: bool) -> Path:

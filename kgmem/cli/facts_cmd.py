@@ -16,7 +16,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "facts", help="fact history of an entity, as-of on valid and recorded time"
     )
     facts.add_argument("entity", help="entity name or alias, e.g. 'Sam Okafor'")
-    facts.add_argument("--collection", help="collection (default: that of the newest snapshot)")
+    facts.add_argument(
+        "--collection", help="collection (default: the workspace's only one; required with several)"
+    )
     facts.add_argument("--valid-at", type=timestamp, help="only facts true at this time")
     facts.add_argument("--known-at", type=timestamp, help="as the memory believed at this time")
     facts.add_argument("--relation", help="only this relation, e.g. live_in")
@@ -29,13 +31,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from memory.answers import entity_facts, plain
     from stores.fact_queries import AsOf
-    from stores.snapshots import list_snapshots
+    from stores.snapshots import list_snapshots, reader_collection
 
     con = Workspace.at(args.home).connect(read_only=True)
     snapshots = list_snapshots(con)
-    if not args.collection and not snapshots:
-        raise LookupError("no snapshot yet; run `kgmem build` or pass --collection")
-    collection = args.collection or snapshots[0].collection
+    collection = reader_collection(snapshots, args.collection, Workspace.at(args.home).root)
     as_of = AsOf(args.valid_at, args.known_at)
     rows = entity_facts(con, collection, args.entity, as_of, args.relation, args.stable_only)
     if args.json:

@@ -13,7 +13,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     query = commands.add_parser("query", help="retrieve segments from a snapshot")
     query.add_argument("text", help="the query")
     query.add_argument("--snapshot", help="snapshot id (default: the newest)")
-    query.add_argument("--collection", help="newest snapshot of this collection")
+    query.add_argument(
+        "--collection",
+        help="newest snapshot of this collection (default: the workspace's only one; "
+        "required with several)",
+    )
     query.add_argument("--strategy", default="dense", choices=STRATEGY_NAMES)
     query.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
     query.add_argument(
@@ -63,10 +67,15 @@ def run(args: argparse.Namespace) -> int:
             rerank_depth=args.rerank_depth,
             options=dict(args.options),
         )
+        collection = memory.snapshot.collection
     if args.json:
-        print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+        answer = {"collection": collection, **result.as_dict()}
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
-    out.print(f"[bold]{args.text}[/bold]  ({result.strategy}, snapshot {result.snapshot_id})")
+    out.print(
+        f"[bold]{args.text}[/bold]  ({result.strategy}, collection {collection}, "
+        f"snapshot {result.snapshot_id})"
+    )
     if args.explain:
         out.print_json(data=result.explanation)
     for hit in result.hits:
