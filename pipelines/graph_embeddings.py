@@ -4,8 +4,15 @@ LanceDB, with full-text indexes, then train KGERMAR's R-GCN into the structural 
 
 Every table is synced by key (`stores.lance_tables`): only new or changed rows are
 embedded, every vector is cached by (encoder, text hash) across builds and collections,
-and an unchanged rebuild writes nothing. The texts encoded are counted in the stage's
-progress file.
+and an unchanged rebuild writes nothing.
+
+Before any table is synced, every text the tables need that the embedding cache lacks is
+encoded into it (`encode_missing`): their count is the stage's one progress total,
+announced before the first is encoded, and each batch of `STORE_BATCH` texts is in the
+cache as soon as it is encoded, so a stage stopped midway resumes where it stopped. The
+syncs then read their vectors from the cache. (A text whose row is unchanged in LanceDB
+but missing from the cache, after the cache file was removed, is encoded again: the cost
+of knowing the total before starting.)
 """
 
 from __future__ import annotations
@@ -45,7 +52,12 @@ from stores.warehouse import WarehouseStore
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
 from transforms.embedding_cache import EmbeddingCache, cached_embed
-from transforms.entity_contexts import context_rows, span_pooled_encoder, window_vectors
+from transforms.entity_contexts import (
+    context_rows,
+    span_pooled_encoder,
+    window_vectors,
+    windows_of,
+)
 from transforms.facts import THETA_STABLE
 from transforms.graph_links import entity_description, fact_statement, segment_search_text
 from transforms.progress import progress_encoder, start_progress
@@ -127,20 +139,30 @@ def _text_tables(
 ) -> list[TextTable]:
     """The desired rows of each embedded table and the cached encoders that embed them."""
     cache = EmbeddingCache(settings.embedding_cache_path(warehouse.workspace.embedding_cache_path))
-    progress = warehouse.workspace.progress_file(collection, STAGE)
-    start_progress(progress, 0, "texts embedded")
-    model, batch_size = settings.encoder_model, settings.batch_size
-    embed = _cached_encoder(cache, model, _passages(model, batch_size), progress)
-    segment_vectors = {VECTOR: embed}
-    if settings.second_encoder:
-        fusion = _passages(settings.second_encoder, batch_size)
-        segment_vectors[VECTOR_FUSION] = _cached_encoder(
-            cache, settings.second_encoder, fusion, progress
-        )
-    windows = functools.partial(window_vectors, model=model, batch_size=batch_size)
-    span_pooled = span_pooled_encoder(
-        _cached_encoder(cache, span_pooled_key(model), windows, progress)
-    )
+    model, batch_size, second = settings.encoder_model, settings.batch_size, settings.second_encoder
+    search_texts = [s["search_text"] for s in segments]
+    windows_key = span_pooled_key(model)
+    encoders: dict[str, Embed] = {
+        model: _passages(model, batch_size),
+        windows_key: functools.partial(window_vectors, model=model, batch_size=batch_size),
+    }
+    needed = {
+        model: [
+            *search_texts,
+            *(e["description"] for e in entities),
+            *(e["name"] for e in entities),
+            *(f["statement"] for f in facts),
+        ],
+        windows_key: [w for ws in windows_of(c["contexts"] for c in contexts) for w in ws],
+    }
+    if second:
+        encoders[second] = _passages(second, batch_size)
+        needed[second] = search_texts
+    encode_missing(cache, encoders, needed, warehouse.workspace.progress_file(collection, STAGE))
+    cached = {key: cached_embed(e, cache, key, "passage") for key, e in encoders.items()}
+    embed = cached[model]
+    segment_vectors = {VECTOR: embed, **({VECTOR_FUSION: cached[second]} if second else {})}
+    span_pooled = span_pooled_encoder(cached[windows_key])
     return [
         TextTable(
             "segments",
@@ -189,10 +211,20 @@ def span_pooled_key(encoder_model: str) -> str:
     return f"{encoder_model}#span-window"
 
 
-def _cached_encoder(cache: EmbeddingCache, key: str, encoder: Embed, progress: Path) -> Embed:
-    """`encoder` (passage role) behind the workspace's embedding cache under encoder id
-    `key`, the texts it encodes counted in the stage's progress file."""
-    return cached_embed(progress_encoder(encoder, progress), cache, key, "passage")
+def encode_missing(
+    cache: EmbeddingCache,
+    encoders: dict[str, Embed],
+    needed: dict[str, list[str]],
+    progress: Path,
+) -> None:
+    """Encode into `cache` (passage role) the `needed` texts of each encoder id that it
+    lacks, after announcing how many there are as the stage's one progress total; each
+    batch is stored and counted done as soon as it is encoded."""
+    missing = {key: cache.missing(key, "passage", texts) for key, texts in needed.items()}
+    start_progress(progress, sum(map(len, missing.values())), "texts embedded")
+    for key, texts in missing.items():
+        if texts:
+            cached_embed(progress_encoder(encoders[key], progress), cache, key, "passage")(texts)
 
 
 def _passages(model: str, batch_size: int) -> Embed:

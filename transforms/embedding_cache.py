@@ -25,6 +25,10 @@ from schemas.embedding_cache import EMBEDDING_CACHE_TABLE
 from transforms.duckdb_connect import connect_waiting
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+STORE_BATCH = 1024
+"""Texts encoded per call of the encoder, each batch stored in the cache when it is done:
+a build stopped midway (SIGTERM, a crash) keeps every batch it finished, and its re-run
+encodes only the rest."""
 
 
 def text_hash(text: str) -> str:
@@ -81,6 +85,12 @@ class EmbeddingCache:
         finally:
             con.close()
 
+    def missing(self, encoder: str, role: str, texts: Sequence[str]) -> list[str]:
+        """The distinct `texts` that (encoder, role) has no vector for, in first-seen order."""
+        keys = {text_hash(t): t for t in texts}
+        found = self.lookup(encoder, role, list(keys))
+        return [t for k, t in keys.items() if k not in found]
+
     def text_hashes(self, encoder: str, role: str) -> set[str]:
         """The text hashes cached for (encoder, role): one per distinct text it encoded."""
         con = connect_waiting(self.path, read_only=False)
@@ -103,18 +113,22 @@ class EmbeddingCache:
             con.close()
 
 
-def cached_embed(embed: Embed, cache: EmbeddingCache, encoder: str, role: str) -> Embed:
+def cached_embed(
+    embed: Embed, cache: EmbeddingCache, encoder: str, role: str, batch: int = STORE_BATCH
+) -> Embed:
     """`embed` behind `cache`: each distinct text that (encoder, role) never embedded is
-    encoded once, in one call to `embed`; the rest come from the cache."""
+    encoded once, `batch` texts per call to `embed`, and each batch is stored as soon as it
+    is encoded; the rest come from the cache."""
 
     def lookup_then_encode(texts: Sequence[str]) -> np.ndarray:
         keys = [text_hash(t) for t in texts]
         found = cache.lookup(encoder, role, keys)
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
-        if missing:
-            fresh = embed(list(missing.values()))
-            cache.store(encoder, role, list(missing), fresh)
-            found.update(zip(missing, np.asarray(fresh, np.float32), strict=True))
+        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in found}.items())
+        for start in range(0, len(missing), batch):
+            part = missing[start : start + batch]
+            fresh = np.asarray(embed([t for _, t in part]), np.float32)
+            cache.store(encoder, role, [k for k, _ in part], fresh)
+            found.update(zip((k for k, _ in part), fresh, strict=True))
         if not texts:
             return np.asarray(embed([]), np.float32)
         return np.vstack([found[k] for k in keys]).astype(np.float32)

@@ -4,9 +4,13 @@ For each entity, the text around its mentions is embedded and the token vectors 
 mention span are mean-pooled, so the vector says what the entity *is in its context*
 rather than what its name looks like. The paper pools a 3B LM's hidden states over the
 span of one mention; here the sentence encoder (MiniLM by default) plays the LM, and an
-entity with several mentions averages the pooled vectors of its first `MAX_MENTIONS`
-mentions (ordered by segment id and offset, so the choice is deterministic) — the paper
-builds one graph per context and is silent on entities seen in several contexts.
+entity with several mentions averages the pooled vectors of at most `MAX_MENTIONS`
+windows: the first mention of each segment it appears in, from its first `MAX_MENTIONS`
+segments by segment id (so the choice is deterministic). The paper pools one mention per
+context and builds one graph per context; it is silent on entities seen in several
+contexts, so the cap is our choice: one window per segment, because a second mention in
+the same segment shares most of its window's words (a list of names, a repeated subject)
+and adds encoder work, not context.
 
 The window is `CONTEXT_TOKENS` whitespace tokens including the mention (half before,
 half after, shifted when the text ends), cut from the mention's segment. Windows are
@@ -55,20 +59,30 @@ def context_rows(
     `mentions` rows carry `surface`, `segment_id`, `segment_text`, `char_start` and
     `char_end` (offsets in the segment); a surface resolves through `entity_of`
     (normalised key -> entity id), unresolved ones are skipped."""
-    found: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+    first: dict[str, dict[str, tuple[int, int, str]]] = defaultdict(dict)
     for m in mentions:
         entity = entity_of.get(normalize_name(str(m["surface"])))
         text, start, end = str(m["segment_text"]), int(m["char_start"]), int(m["char_end"])
         if entity is None or not 0 <= start < end <= len(text):
             continue
-        found[entity].append((str(m["segment_id"]), start, context_window(text, start, end)))
+        kept = first[entity].get(str(m["segment_id"]))
+        if kept is None or (start, end) < kept[:2]:
+            first[entity][str(m["segment_id"])] = (start, end, text)
     return [
         {
             "entity_id": entity,
-            "contexts": WINDOW_SEPARATOR.join(w for *_, w in sorted(ws)[:MAX_MENTIONS]),
+            "contexts": WINDOW_SEPARATOR.join(
+                context_window(text, start, end)
+                for _, (start, end, text) in sorted(by_segment.items())[:MAX_MENTIONS]
+            ),
         }
-        for entity, ws in sorted(found.items())
+        for entity, by_segment in sorted(first.items())
     ]
+
+
+def windows_of(contexts: Iterable[str]) -> list[list[str]]:
+    """The marked windows of each joined `contexts` string (a row of `context_rows`)."""
+    return [joined.split(WINDOW_SEPARATOR) for joined in contexts]
 
 
 def split_marked(window: str) -> tuple[str, int, int]:
@@ -97,7 +111,7 @@ def pool_contexts(contexts: Sequence[str], window_embed: Embed) -> np.ndarray:
     The distinct marked windows go to `window_embed` in one call, ordered by their plain
     text, so windows sharing a text (mentions of several entities in one short segment)
     sit together and reach the encoder in the same chunk."""
-    rows = [joined.split(WINDOW_SEPARATOR) for joined in contexts]
+    rows = windows_of(contexts)
     distinct = sorted({w for ws in rows for w in ws}, key=lambda w: (split_marked(w)[0], w))
     vectors = np.asarray(window_embed(distinct), np.float32)
     if not rows:

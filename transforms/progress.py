@@ -113,20 +113,15 @@ class Counter:
 
 
 def progress_encoder(
-    embed: Callable[[Sequence[str]], np.ndarray], path: Path, chunk: int = 1024
+    embed: Callable[[Sequence[str]], np.ndarray], path: Path
 ) -> Callable[[Sequence[str]], np.ndarray]:
-    """`embed` run `chunk` texts at a time, each call announcing its texts in the progress
-    file at `path` and each chunk recording them done; the vectors are `embed`'s."""
+    """`embed`, each call recording its texts done in the progress file at `path` when it
+    returns; the vectors are `embed`'s. The total is the caller's to announce, once, before
+    the work starts (`start_progress`), so that it does not grow while the stage runs."""
 
     def embed_with_progress(texts: Sequence[str]) -> np.ndarray:
-        add_total(path, len(texts))
-        if not texts:
-            return embed(texts)
-        parts = []
-        for start in range(0, len(texts), chunk):
-            part = texts[start : start + chunk]
-            parts.append(np.asarray(embed(part), np.float32))
-            add_done(path, len(part))
-        return np.vstack(parts)
+        vectors = embed(texts)
+        add_done(path, len(texts))
+        return vectors
 
     return embed_with_progress

@@ -132,3 +132,17 @@ def test_an_encoder_without_token_outputs_gives_each_window_its_sentence_vector(
     vectors = window_vectors([window, window], PACKAGED_E5)
     np.testing.assert_allclose(vectors[0], encode([plain], PACKAGED_E5)[0], atol=1e-6)
     np.testing.assert_array_equal(vectors[0], vectors[1])
+
+
+def test_an_entity_gets_one_window_per_segment_its_first_mention_there():
+    text = "Acme hired Priya. Acme then hired Bo. Acme grew and Acme moved to Leeds."
+    starts = [i for i in range(len(text)) if text.startswith("Acme", i)]
+    mentions = [
+        {"surface": "Acme", "segment_id": segment, "segment_text": text}
+        | {"char_start": start, "char_end": start + 4}
+        for segment in ("s2", "s1")
+        for start in reversed(starts)
+    ]
+    (row,) = context_rows(mentions, {"acme": "e1"})
+    windows = row["contexts"].split(WINDOW_SEPARATOR)
+    assert windows == [context_window(text, starts[0], starts[0] + 4)] * 2
