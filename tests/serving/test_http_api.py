@@ -115,3 +115,14 @@ def test_non_loopback_bind_without_token_is_refused(sample_build, capsys):
     error = capsys.readouterr().err
     assert "--host 0.0.0.0 is not a loopback address" in error
     assert len(error.strip().splitlines()) == 1
+
+
+def test_bench_drive_counts_every_request_within_its_bounds(server):
+    from benchmarks.serve_latency import drive
+
+    _, running = server
+    latencies, failed, wall = drive(running.url, "dense", [QUESTION], 4, 12, 60.0)
+    assert (len(latencies), failed) == (12, 0)
+    assert 0 < max(latencies) <= wall
+    latencies, failed, _ = drive(running.url, "no-such-strategy", [QUESTION], 2, 4, 60.0)
+    assert (len(latencies), failed) == (0, 4)
