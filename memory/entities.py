@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from memory.facts import resolve_entity
 from transforms.consolidation import normalize_name
 
 LINKS_SQL = """
@@ -37,9 +38,14 @@ def entity_links(
 def add_constraint(
     con: duckdb.DuckDBPyConnection, collection: str, kind: str, a: str, b: str
 ) -> None:
-    """Record that two names must (`must_link`) or must not (`cannot_link`) be one entity."""
+    """Record that two names must (`must_link`) or must not (`cannot_link`) be one entity.
+    Each name must be an entity (name, key or alias) of the collection: a typo would
+    otherwise be recorded as a constraint that never applies."""
     if kind not in ("cannot_link", "must_link"):
         raise ValueError(f"unknown constraint {kind!r}")
+    for name in (a, b):
+        if not resolve_entity(con, collection, name):
+            raise LookupError(f"no entity named {name!r} in collection {collection!r}")
     key_a, key_b = sorted((normalize_name(a), normalize_name(b)))
     if not key_a or key_a == key_b:
         raise ValueError(f"{a!r} and {b!r} name the same key; nothing to {kind}")

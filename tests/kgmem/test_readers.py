@@ -4,24 +4,13 @@ user did not mean, and they need no write access to the workspace."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from kgmem.cli.app import main
-
-
-@pytest.fixture
-def copied_home(sample_build, tmp_path) -> Path:
-    """A copy of the sample build's workspace (the readers' own `logs/` left out)."""
-    workspace, _ = sample_build
-    home = tmp_path / "home"
-    shutil.copytree(workspace.root, home, ignore=shutil.ignore_patterns("logs", "*.lock"))
-    return home
 
 
 def _add_collection(home: Path, name: str) -> None:
