@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plain(rows), indent=2))
         return 0
+    if not rows:
+        out.print(no_facts_sentence(args, collection))
+        return 0
     table = Table(title=f"facts of {args.entity} in {collection}")
     for column in ("head", "relation", "tail", "valid from", "valid to", "conf", "recorded", "op"):
         table.add_column(column)
@@ -58,3 +61,18 @@ def run(args: argparse.Namespace) -> int:
     out.print(table)
     out.print("~ below θ_stable (0.8): kept, but left out of normal retrieval")
     return 0
+
+
+def no_facts_sentence(args: argparse.Namespace, collection: str) -> str:
+    """What `kgmem facts` says when the entity exists but no fact matches: which entity,
+    collection and filters, so that an empty answer is not mistaken for a failed one."""
+    filters = [
+        f"relation {args.relation}" if args.relation else "",
+        f"valid at {args.valid_at.isoformat()}" if args.valid_at else "",
+        f"known at {args.known_at.isoformat()}" if args.known_at else "",
+        "stable only" if args.stable_only else "",
+    ]
+    where = "; ".join(f for f in filters if f)
+    return f"{args.entity} is an entity of {collection} but has no facts" + (
+        f" ({where})." if where else "."
+    )
