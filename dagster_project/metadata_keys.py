@@ -8,3 +8,6 @@ ROWS_IN, ROWS_OUT, QUARANTINED, SECONDS, SKIPPED = (
     "seconds",
     "skipped_unchanged",
 )
+SKIP_REASON = "skip_reason"
+"""Why a stage did not run although its input changed (the LLM stage without a backend):
+reported as skipped with this reason, not as unchanged."""

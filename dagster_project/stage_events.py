@@ -15,7 +15,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from dagster_project.metadata_keys import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
+from dagster_project.metadata_keys import (
+    QUARANTINED,
+    ROWS_IN,
+    ROWS_OUT,
+    SECONDS,
+    SKIP_REASON,
+    SKIPPED,
+)
 
 
 @dataclass
@@ -39,7 +46,7 @@ class StageSummary:
             rows_out=int(metadata.get(ROWS_OUT, 0)),
             quarantined=int(metadata.get(QUARANTINED, 0)),
             seconds=float(metadata.get(SECONDS, 0.0)),
-            skipped=bool(metadata.get(SKIPPED, False)),
+            skipped=bool(metadata.get(SKIPPED, False) or metadata.get(SKIP_REASON)),
             checks=checks,
             metadata=metadata,
         )

@@ -147,6 +147,7 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
             rows_in=0,
             rows_out=0,
             skipped=True,
+            skip_reason="no LLM backend (--llm BACKEND turns the stage on)",
             details={"llm": "none"},
             quarantine_rate=QuarantineRate(0, 0, settings.max_quarantine_rate),
         )

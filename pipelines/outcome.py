@@ -44,6 +44,8 @@ class StageOutcome:
     rows_out: int
     quarantined: int = 0
     skipped: bool = False
+    skip_reason: str | None = None
+    """Why a skipped stage did not run, when not because its input was unchanged."""
     details: dict[str, Any] = field(default_factory=dict)
     contract_rows: pa.Table | None = None
     """The stage's whole table after the run, for its data contract (None: no contract)."""

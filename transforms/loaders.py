@@ -136,7 +136,8 @@ def iter_input_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
 
 def entry_problem(path: Path) -> str | None:
     """Why the input entry `path` cannot be read as a file (a looping, dangling or
-    folder symlink, or not a regular file), or None when it can."""
+    folder symlink, a file deleted since the folder was listed, or not a regular file),
+    or None when it can."""
     if path.is_symlink():
         try:
             target = path.resolve(strict=True)
@@ -144,9 +145,23 @@ def entry_problem(path: Path) -> str | None:
             return "symlink that loops or points to nothing"
         if target.is_dir():
             return f"symlink to the folder {target}; links to folders are not followed"
+    if not path.is_symlink() and not path.exists():
+        return "file was deleted or moved while the build ran"
     if not path.is_file():
         return "not a regular file"
     return None
+
+
+def speaker_name(value: object) -> str:
+    """A turn's speaker as a name: text, or a whole number (speaker ids such as 1 or 2 in
+    exported logs); a RecordError saying what is wrong otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is not None and not isinstance(value, str):
+        raise RecordError(f"turn's speaker is a {type(value).__name__}, not a name")
+    if not value or not value.strip():
+        raise RecordError("turn has no speaker")
+    return value
 
 
 def load_inputs(collection: str, inputs: Iterable[str | Path]) -> LoadResult:
@@ -491,9 +506,7 @@ def _load_conversation(collection: str, path: Path, log: dict[str, Any]) -> Load
             turn_id = str(turn.get("turn_id") or f"{session_id}:{t_index}")
             ref = f"conversation {conversation_id} turn {turn_id}"
             try:
-                speaker, text = turn.get("speaker"), turn.get("text")
-                if not isinstance(speaker, str) or not speaker.strip():
-                    raise RecordError("turn has no speaker")
+                speaker, text = speaker_name(turn.get("speaker")), turn.get("text")
                 if not isinstance(text, str) or not text.strip():
                     raise RecordError("turn has no text")
             except RecordError as exc:

@@ -12,7 +12,14 @@ import dagster as dg
 
 from dagster_project.defs.contract_check import contract_result
 from dagster_project.defs.quarantine_check import quarantine_rate_result
-from dagster_project.metadata_keys import QUARANTINED, ROWS_IN, ROWS_OUT, SECONDS, SKIPPED
+from dagster_project.metadata_keys import (
+    QUARANTINED,
+    ROWS_IN,
+    ROWS_OUT,
+    SECONDS,
+    SKIP_REASON,
+    SKIPPED,
+)
 from dagster_project.stage_events import StageSummary, tell
 from pipelines.outcome import StageOutcome
 
@@ -28,7 +35,8 @@ def materialized(stage: str, run: Callable[[], StageOutcome]) -> dg.MaterializeR
         ROWS_OUT: outcome.rows_out,
         QUARANTINED: outcome.quarantined,
         SECONDS: round(time.perf_counter() - started, 3),
-        SKIPPED: outcome.skipped,
+        SKIPPED: outcome.skipped and outcome.skip_reason is None,
+        **({SKIP_REASON: outcome.skip_reason} if outcome.skip_reason else {}),
         **outcome.details,
     }
     checks = []

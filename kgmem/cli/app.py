@@ -16,6 +16,7 @@ from kgmem.cli import (
     eval_cmd,
     export_cmd,
     facts_cmd,
+    quarantine_cmd,
     query_cmd,
     serve_cmd,
     snapshots_cmd,
@@ -36,11 +37,12 @@ COMMANDS = (
     train_cmd,
     bench_cmd,
     snapshots_cmd,
+    quarantine_cmd,
     serve_cmd,
     export_cmd,
     ui_cmd,
 )
-READERS = (query_cmd.run, facts_cmd.run, snapshots_cmd.run)
+READERS = (query_cmd.run, facts_cmd.run, snapshots_cmd.run, quarantine_cmd.run)
 """Commands that only read the workspace, so that they work on a read-only copy of it."""
 
 

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -18,6 +19,9 @@ from kgmem.cli.common import INTERRUPTED, LOG_FILE, add_data_url, add_home, cons
 from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
 from transforms.progress import read_progress
+
+if TYPE_CHECKING:
+    from dagster_project.stage_events import StageSummary
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -97,7 +101,6 @@ def build_with_progress(
     a line per stage start and one every `LOG_EVERY_SECONDS` while it counts."""
     from dagster_project.build import BuildFailed, build_collection, stage_order
     from dagster_project.definitions import kgmem_definitions
-    from dagster_project.stage_events import StageSummary
 
     defs = kgmem_definitions()
 
@@ -215,14 +218,25 @@ class StageWatcher:
                     logged_at = time.monotonic()
 
 
-def summary_table(summaries: Sequence[object]) -> Table:
+def summary_table(summaries: Sequence[StageSummary]) -> Table:
     table = Table(title="stage summary")
     for column in ("stage", "rows in", "rows out", "quarantined", "seconds", "status"):
         table.add_column(column, justify="left" if column in {"stage", "status"} else "right")
     for s in summaries:
         checks = ", ".join(f"{name} {'ok' if ok else 'FAILED'}" for name, ok in s.checks.items())
-        status = ("unchanged" if s.skipped else "done") + (f" ({checks})" if checks else "")
+        status = stage_status(s) + (f" ({checks})" if checks else "")
         table.add_row(
             s.stage, str(s.rows_in), str(s.rows_out), str(s.quarantined), f"{s.seconds:.2f}", status
         )
     return table
+
+
+def stage_status(summary: StageSummary) -> str:
+    """ "done", "unchanged" (input as at the last run), or "skipped: REASON" (the stage did
+    not run for another reason, e.g. the LLM stage without a backend)."""
+    from dagster_project.metadata_keys import SKIP_REASON
+
+    reason = summary.metadata.get(SKIP_REASON)
+    if reason:
+        return f"skipped: {reason}"
+    return "unchanged" if summary.skipped else "done"

@@ -56,6 +56,7 @@ READS = (
     ["query", "Who is the CEO of Acme Corporation?", "--strategy", "hybrid", "-k", "2"],
     ["query", "Where did Sam live?", "--strategy", "hipporag_ppr", "-k", "2"],
     ["facts", "Sam Okafor"],
+    ["quarantine", "--collection", "sample"],
 )
 
 
@@ -97,3 +98,22 @@ def test_readers_work_on_a_read_only_workspace_and_change_nothing(copied_home, t
         if read_only:
             subprocess.run(["umount", str(mounted)], check=True)
     assert _tree(copied_home) == before  # no log, lock, cache or WAL file left behind
+
+
+def test_quarantine_lists_file_record_stage_and_reason(copied_home, capsys):
+    with duckdb.connect(str(copied_home / "warehouse.duckdb")) as con:
+        con.execute(
+            "INSERT INTO quarantine VALUES ('sample', 'raw_documents', '/in/bad.json', "
+            "'conversation c1 turn S1:2', 'turn has no speaker', '{}', now())"
+        )
+    assert main(["quarantine", "--json", "--collection", "sample", "--home", str(copied_home)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {
+        "collection": "sample",
+        "stage": "raw_documents",
+        "source_file": "/in/bad.json",
+        "record_ref": "conversation c1 turn S1:2",
+        "reason": "turn has no speaker",
+    }.items() <= next(r for r in rows if r["stage"] == "raw_documents").items()
+    assert main(["quarantine", "--collection", "nosuch", "--home", str(copied_home)]) == 0
+    assert "nothing quarantined in collection nosuch" in capsys.readouterr().out
