@@ -4,7 +4,7 @@ share, so the command line and the server return the same fields in the same for
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -12,10 +12,19 @@ from memory.facts import resolve_entity
 from stores.fact_queries import AsOf, facts_table_as_of
 from stores.snapshots import Snapshot
 
+if TYPE_CHECKING:
+    from memory.memory import QueryResult
+
 
 def plain(value: Any) -> Any:
     """`value` as JSON-ready Python: times and other non-JSON values as their `str`."""
     return json.loads(json.dumps(value, default=str, ensure_ascii=False))
+
+
+def query_record(collection: str, result: QueryResult) -> dict[str, Any]:
+    """A query's result as `kgmem query --json` prints it: its collection, snapshot,
+    strategy, explanation and hits."""
+    return {"collection": collection, **result.as_dict()}
 
 
 def snapshot_records(snapshots: list[Snapshot]) -> list[dict[str, Any]]:

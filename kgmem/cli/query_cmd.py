@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from memory import Memory
+    from memory.answers import query_record
 
     with Memory.open(args.home, snapshot=args.snapshot, collection=args.collection) as memory:
         result = memory.query(
@@ -69,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         )
         collection = memory.snapshot.collection
     if args.json:
-        answer = {"collection": collection, **result.as_dict()}
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        print(json.dumps(query_record(collection, result), indent=2, ensure_ascii=False))
         return 0
     out.print(
         f"[bold]{args.text}[/bold]  ({result.strategy}, collection {collection}, "

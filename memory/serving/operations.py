@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from memory.answers import entity_facts, plain, snapshot_records
+from memory.answers import entity_facts, plain, query_record, snapshot_records
 from memory.serving.pool import SnapshotPool, UnknownSnapshot
 from memory.serving.requests import EntityRequest, FactsRequest, QueryRequest
 from stores.fact_queries import AsOf
@@ -32,14 +32,17 @@ def search(pool: SnapshotPool, request: QueryRequest) -> dict[str, Any]:
     """`Memory.query`'s result as `kgmem query --json` prints it (the explanation only
     with `explain`)."""
     with pool.lease(snapshot_name(pool, request.snapshot, request.known_at)) as memory:
-        result = memory.query(
-            request.text,
-            strategy=request.strategy,
-            k=request.k,
-            valid_at=request.valid_at,
-            unit=request.unit,
-            options=request.options,
-        ).as_dict()
+        result = query_record(
+            memory.snapshot.collection,
+            memory.query(
+                request.text,
+                strategy=request.strategy,
+                k=request.k,
+                valid_at=request.valid_at,
+                unit=request.unit,
+                options=request.options,
+            ),
+        )
     if not request.explain:
         del result["explanation"]
     return result
