@@ -19,13 +19,19 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from transforms.model_refs import check_hub_model
+
 RERANK_DEPTH = 20
 
 
 @functools.cache
 def load_cross_encoder(model: str) -> Any:
     """The cross-encoder `model` (id or path), loaded once; CUDA when available. A model
-    that cannot be loaded is a bad option value (ValueError), named in the message."""
+    that cannot be loaded is a bad option value (ValueError), named in the message; one
+    that is neither a folder nor a hub model this process can reach (in offline mode: in
+    the local hub cache) is refused before the hub client retries for minutes
+    (`transforms.model_refs`)."""
+    check_hub_model("--reranker", model)
     import torch
     from sentence_transformers import CrossEncoder
 

@@ -54,6 +54,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
+    from transforms.model_refs import check_hub_model
+
+    if args.reranker:  # before the snapshot opens: a wrong model fails in a second
+        check_hub_model("--reranker", args.reranker)
     from memory import Memory
     from memory.answers import query_record
 
