@@ -43,6 +43,7 @@ class BuildFailed(RuntimeError):
 
 INSTANCE_CONFIG: dict[str, Any] = {
     "telemetry": {"enabled": False},
+    "nux": {"enabled": False},  # the UI's community sign-up modal: not for a local tool
     "concurrency": {"pools": {"granularity": "run"}},
 }
 """What kgmem sets in its workspace instance's dagster.yaml (or a new one) when the file does

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 
@@ -27,7 +28,37 @@ def run(args: argparse.Namespace) -> int:
     command = [sys.executable, "-m", "dagster_webserver", "-m", "dagster_project.definitions",
                "-h", "127.0.0.1", "-p", str(args.port)]  # fmt: skip
     console.print(f"Dagster UI on http://127.0.0.1:{args.port} (workspace {workspace.root})")
+    return run_until_stopped(command)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_GRACE_SECONDS = 10.0
+"""How long the webserver gets to stop after the signal is passed on, before it is killed."""
+
+
+def run_until_stopped(command: list[str]) -> int:
+    """Run `command` as a child process until it ends, or until this process gets SIGINT
+    or SIGTERM: the signal is passed on to the child, which is waited for (killed after
+    `STOP_GRACE_SECONDS`), so that no webserver keeps the port after `kgmem ui` is
+    stopped. The child's exit status, or 0 when stopped by a signal."""
+    child = subprocess.Popen(command)
+    stopped: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        stopped.append(signum)
+        child.send_signal(signum)
+
+    previous = {number: signal.signal(number, forward) for number in STOP_SIGNALS}
     try:
-        return subprocess.call(command)
-    except KeyboardInterrupt:
-        return 0
+        status = child.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if child.poll() is None:  # this process is ending for another reason
+            child.terminate()
+        try:
+            child.wait(STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    return 0 if stopped else status
