@@ -37,7 +37,8 @@ def add_data_url(parser: argparse.ArgumentParser) -> None:
 
 def add_strategy_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """`--option KEY=VALUE`, repeatable: options handed to the strategy (each strategy's
-    module docstring lists the keys it reads; a key it does not read is ignored)."""
+    module docstring lists the keys it reads; `kgmem query` refuses a key its strategy
+    does not read and an invalid value: `memory.strategies.options`)."""
     parser.add_argument(
         "--option",
         dest="options",

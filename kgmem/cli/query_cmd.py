@@ -54,10 +54,12 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
+    from memory.strategies.options import check_options
     from transforms.model_refs import check_hub_model
 
     if args.reranker:  # before the snapshot opens: a wrong model fails in a second
         check_hub_model("--reranker", args.reranker)
+    check_options(args.strategy, dict(args.options))
     from memory import Memory
     from memory.answers import query_record
 

@@ -1,0 +1,44 @@
+"""`kgmem query --option` is checked against what the strategy reads: an unknown key or an
+invalid value is a one-line error naming it, before the snapshot opens."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgmem.cli.app import main
+from memory.strategies.names import STRATEGY_NAMES
+from memory.strategies.options import OPTIONS, check_options
+
+
+def test_every_strategy_declares_its_options():
+    assert set(OPTIONS) == set(STRATEGY_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options", "message"),
+    [
+        ("gram_paths", {"bogus": 1}, "--option bogus: not an option of strategy gram_paths"),
+        ("gram_paths", {"max_lenght": 2}, "did you mean max_length"),
+        ("gram_paths", {"max_length": -5}, "--option max_length=-5: must be a whole number >= 1"),
+        ("hipporag_ppr", {"damping": 1.5}, "must be a number from 0 to 1"),
+        ("dense", {"traversal": "off"}, "not an option of strategy dense"),
+        ("memorai_dwpr", {"traversal": "sideways"}, "must be one of on, off"),
+        ("personalai_astar", {"astar_max_depth": "deep"}, "must be a whole number >= 0"),
+    ],
+)
+def test_unknown_keys_and_invalid_values_are_refused(strategy, options, message):
+    with pytest.raises(ValueError, match=message):
+        check_options(strategy, options)
+
+
+def test_valid_options_pass():
+    check_options("gram_paths", {"max_length": 2, "flat_share": 0.3, "vector_probes": 0})
+    check_options("personalai_beam", {"bs_max_paths": 5, "bs_mean_alpha": 0.5})
+    check_options("kgermar_fusion", {"bank_budget": "split", "kg_links": "off"})
+
+
+def test_query_refuses_a_bad_option_in_one_line(tmp_path, capsys):
+    argv = ["query", "q", "--strategy", "gram_paths", "--option", "max_length=-5"]
+    assert main([*argv, "--home", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == ["error: --option max_length=-5: must be a whole number >= 1"]
