@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memory.snapshot_view import QueryContext, SnapshotView
-from memory.strategies.hybrid import POOL, hybrid_ranking, kept_recent
+from memory.strategies.hybrid import candidate_pool, hybrid_ranking, kept_recent
 from transforms.rank_fusion import z_scores
 
 TEMPERATURE = 0.5
@@ -88,7 +88,7 @@ class FlatPrior:
 def flat_prior(view: SnapshotView, query: QueryContext) -> FlatPrior:
     """The `hybrid` ranking of the query over a pool of at least `POOL` candidates (kept
     per query by `hybrid_ranking`)."""
-    fused, explanation = hybrid_ranking(view, query, max(POOL, 2 * query.k))
+    fused, explanation = hybrid_ranking(view, query, candidate_pool(query))
     return FlatPrior(fused, explanation)
 
 
@@ -104,7 +104,7 @@ def kept_per_query(
     key = (
         strategy,
         query.text,
-        max(POOL, 2 * query.k),
+        candidate_pool(query),
         json.dumps(query.options, sort_keys=True, default=str),
         *query.fact_filter,
     )

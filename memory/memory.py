@@ -196,8 +196,11 @@ class Memory:
             raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
         wanted = max(k, rerank_depth) if reranker else k
         fetch = wanted * self.OVERFETCH if valid_at else wanted
+        depth = fetch  # the candidates' depth stays as the fetch widens (QueryContext.depth)
         while True:
-            context = QueryContext(text, fetch, valid_at, is_speculative(text), dict(options or {}))
+            context = QueryContext(
+                text, fetch, valid_at, is_speculative(text), dict(options or {}), depth
+            )
             with query_threads(self._view, strategy):
                 ranking: Ranking = STRATEGIES[strategy](self._view, context)
             in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]

@@ -9,6 +9,7 @@ the query's reference time, stable unless speculative), cached per combination."
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ from transforms.embedding import encode
 from transforms.graph_index import GraphIndex, alias_keys, fact_mask
 from transforms.vector_lists import unit_rows
 
+QUERY_MEMO = "query_vectors_ahead"
+QUERY_MEMO_SIZE = 8192
+"""(encoder, text) query vectors `SnapshotView.prefill_queries` keeps: 3 MB at 384 dims."""
 RETRIEVABLE_FILTER = f"kind IN ({', '.join(repr(kind) for kind in EXTRACTABLE_KINDS)})"
 """LanceDB filter of the segments retrieval returns (built from constants, not input)."""
 
@@ -63,6 +67,11 @@ class QueryContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Strategy options (e.g. REAL's evaluator backend, fusion weights); each strategy
     documents the keys it reads and falls back to its paper's defaults."""
+    depth: int = 0
+    """The k the flat candidate searches are sized by (`memory.strategies.hybrid.
+    candidate_pool`; 0: `k`). `Memory.query` sets it to the k first asked and keeps it
+    while it widens `k` to fill k passages, so the candidates, hence the ranking and its
+    scores, do not change with the widening: a query's top hits do not depend on its k."""
 
     @property
     def fact_filter(self) -> tuple[datetime | None, bool]:
@@ -327,14 +336,39 @@ class SnapshotView:
     def embed_query(self, text: str, model: str | None = None) -> np.ndarray:
         """The query's vector under `model` (default: the snapshot's encoder), embedded in
         the query role; the last one per model is kept, as a strategy's helpers embed the
-        same query text several times."""
+        same query text several times, and those `prefill_queries` encoded ahead are read
+        from its memo."""
         model = model or self.snapshot.embedding_model
+        ahead = self.cache.get(QUERY_MEMO)
+        if ahead is not None and (model, text) in ahead:
+            return ahead[(model, text)].copy()
         key = ("last_query_vector", model)
         last = self.cache.get(key)
         if last is None or last[0] != text:
             last = (text, encode([text], model, role="query")[0])
             self.cache[key] = last
         return last[1].copy()
+
+    def prefill_queries(self, texts: Sequence[str]) -> None:
+        """Encode `texts` as queries ahead, in batches, under the snapshot's encoder and its
+        second (fusion) encoder where it has one, into a memo that `embed_query` reads: an
+        evaluation asks every question of a dozen strategies, which embedded it each, one
+        question at a time (issue 37). The memo holds the last `QUERY_MEMO_SIZE` (encoder,
+        text) pairs. For the packaged encoders the vectors are bit for bit those of one text
+        at a time (tests/memory/test_query_memo.py); a sentence-transformers model pads a
+        batch, which may move the last bits."""
+        ahead: OrderedDict[tuple[str, str], np.ndarray] = self.cache.setdefault(
+            QUERY_MEMO, OrderedDict()
+        )
+        wanted = list(dict.fromkeys(texts))
+        for model in (self.snapshot.embedding_model, self.fusion_encoder):
+            if model is None:
+                continue
+            missing = [t for t in wanted if (model, t) not in ahead]
+            for text, vector in zip(missing, encode(missing, model, role="query"), strict=True):
+                ahead[(model, text)] = vector
+            while len(ahead) > QUERY_MEMO_SIZE:
+                ahead.popitem(last=False)
 
     @functools.cached_property
     def fusion_encoder(self) -> str | None:

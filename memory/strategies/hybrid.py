@@ -2,12 +2,13 @@
 snapshot has its vectors, a second encoder, by normalised scores with weights per corpus
 kind. It is the ranking that the graph strategies start from.
 
-Each signal returns its top `max(POOL, 2k)` segments; `transforms.rank_fusion.fuse`
-z-normalises each list and adds them with the weights of each segment's corpus kind
-(`transforms.hybrid_weights`: documents and conversations differ, since lexical overlap
-carries conversations and meaning carries encyclopedic passages). A signal the snapshot
-lacks is dropped and the remaining weights renormalised; a signal that returns nothing
-for a query (BM25 on a question of stop words) adds nothing.
+Each signal returns its top `candidate_pool` segments (`max(POOL, 2k)`, k the one the
+query first asked for, so the ranking does not change as `Memory.query` widens k);
+`transforms.rank_fusion.fuse` z-normalises each list and adds them with the weights of
+each segment's corpus kind (`transforms.hybrid_weights`: documents and conversations
+differ, since lexical overlap carries conversations and meaning carries encyclopedic
+passages). A signal the snapshot lacks is dropped and the remaining weights renormalised;
+a signal that returns nothing for a query (BM25 on a question of stop words) adds nothing.
 
 Options: `hybrid_weights` ({corpus kind: {signal: weight}}) overrides the weights pinned
 in the snapshot. `--explain` shows the weights, where they came from, the signals used and
@@ -29,10 +30,19 @@ from transforms.rank_fusion import Scored, combine, contributions, normalise
 
 POOL = 50
 """Candidates per signal (at least; 2k when k is larger)."""
+WEIGHTS_OPTION = "hybrid_weights"
 EXPLAINED_HITS = 10
 KEPT_RANKINGS = 8
 """Fused rankings a view keeps (`hybrid_ranking`), and strategies' per-query work."""
 T = TypeVar("T")
+
+
+def candidate_pool(query: QueryContext) -> int:
+    """Candidates per signal of the query's flat searches: `POOL`, or twice the k first
+    asked (`QueryContext.depth`) when that is larger. Not the widened k: a pool growing
+    with it re-normalised the fused scores, so the best chunk of a long document at k=1
+    was another than at k=5 (issue 37, 3.3)."""
+    return max(POOL, 2 * (query.depth or query.k))
 
 
 def available_signals(view: SnapshotView) -> tuple[str, ...]:
@@ -70,10 +80,11 @@ def hybrid_ranking(
 ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     """Fused (segment id, score) of every candidate, best first, and its explanation.
 
-    Kept per (query text, pool, options) for the view's last `KEPT_RANKINGS` queries: a
-    graph strategy asks for its flat prior again as `Memory.query` widens its fetch to
-    fill k passages, and the pool (hence the ranking) is the same until 2k exceeds it.
-    Shared, so callers must not change what it returns."""
+    Kept per (query text, pool, `hybrid_weights` option) for the view's last
+    `KEPT_RANKINGS` queries: a graph strategy asks for its flat prior again as
+    `Memory.query` widens its fetch to fill k passages (the pool stays, `candidate_pool`),
+    and every strategy of an evaluation asks for the same question's prior, whatever its
+    other options (traversal=off). Shared, so callers must not change what it returns."""
     return _kept(view, query, pool)[0]
 
 
@@ -91,8 +102,9 @@ def _kept(
     view: SnapshotView, query: QueryContext, pool: int | None
 ) -> tuple[tuple[list[tuple[str, float]], dict[str, Any]], dict[str, Scored]]:
     """(`hybrid_ranking`, `hybrid_signals`) of the arguments, from the view's kept ones."""
-    pool = pool or max(POOL, 2 * query.k)
-    key = (query.text, pool, json.dumps(query.options, sort_keys=True, default=str))
+    pool = pool or candidate_pool(query)
+    weights = query.options.get(WEIGHTS_OPTION)  # the one option the ranking reads
+    key = (query.text, pool, json.dumps(weights, sort_keys=True, default=str))
     return kept_recent(view, "hybrid_rankings", key, lambda: _fused(view, query, pool))
 
 
