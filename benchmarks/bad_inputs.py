@@ -97,6 +97,7 @@ BAD_INPUTS: dict[str, Writer] = {
     "turn that is not an object": _json("turn.json", {"turns": ["a turn as text"]}),
     "turn without speaker": _conversation("nospeaker.json", {**TURN, "speaker": ""}),
     "turn without text": _conversation("notext.json", {**TURN, "text": None}),
+    "turn whose speaker is an object": _conversation("objspeaker.json", {**TURN, "speaker": {}}),
     "passage with a non-string text": _json("passages.json", [{"title": "T", "text": 5}]),
     "LoCoMo sample of the wrong shape": _json("locomo.json", [{"conversation": 3}]),
     "JSON Lines: invalid line": _text("lines.jsonl", '{"text": "ok"}\n{broken\n'),
@@ -117,6 +118,7 @@ RECOVERED_INPUTS: dict[str, Writer] = {
     "UTF-16 with BOM": _text("utf16.txt", "Acme in K\xf6ln".encode("utf-16")),
     "UTF-16 big-endian with BOM": _text("utf16be.txt", "\ufeffAcme".encode("utf-16-be")),
     "turn with a bad timestamp": _conversation("stamp.json", {**TURN, "timestamp": "soon"}),
+    "turn with a numeric speaker": _conversation("numspeaker.json", {**TURN, "speaker": 7}),
     "turn without any time": _conversation("notime.json", {**TURN, "timestamp": None}),
 }
 """Inputs that look broken but hold good records: each must load as a document (a turn

@@ -8,6 +8,10 @@
   UTF-16 or a turn with a bad time, loaded), and records read = documents + records
   quarantined. Then
   one real build over all of them together must succeed with its counts adding up.
+- **bad arguments**: each kind of `benchmarks.bad_arguments.BAD_ARGUMENTS` (a bad
+  collection name, a missing or empty input, a chunk budget of 0, a missing model, a bad
+  environment setting) as a real CLI build: refused cleanly means exit status 2, one line
+  on stderr naming the argument, and no warehouse created (no stage ran).
 - **concurrent builds**: that build and a clean build of the corpus started together into
   a fresh workspace (both set it up and write into it at once), then one more build of the
   corpus, as another collection, into the same, now initialised, one.
@@ -25,6 +29,7 @@ own, without the LLM stage.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -36,6 +41,7 @@ from pathlib import Path
 
 import duckdb
 
+from benchmarks.bad_arguments import BAD_ARGUMENTS
 from benchmarks.bad_inputs import BAD_INPUTS, RECOVERED_INPUTS
 from transforms.loaders import load_inputs
 
@@ -59,6 +65,8 @@ class ReliabilityReport:
 
     bad_inputs_tried: int = 0
     bad_inputs_handled: int = 0
+    bad_arguments_tried: int = 0
+    bad_arguments_refused: int = 0
     kills: int = 0
     identical_reruns: int = 0
     concurrent_queries: int = 0
@@ -104,6 +112,28 @@ def check_bad_inputs(root: Path, report: ReliabilityReport) -> Path:
             found = f"quarantined={flagged} kept={kept} good={good} lost={lost}"
             report.problems.append(f"{kind}: {found}")
     return together
+
+
+def check_bad_arguments(root: Path, corpus: Sequence[Path], report: ReliabilityReport) -> None:
+    """Run a build of `corpus` with each kind of bad argument or setting, each into a home
+    of its own under `root`: it must be refused before its first stage (see the module
+    docstring)."""
+    for number, (kind, bad) in enumerate(BAD_ARGUMENTS.items()):
+        home = root / f"args{number}"
+        inputs = list(corpus)
+        if bad.empty_input:
+            inputs = [root / f"empty{number}"]
+            inputs[0].mkdir(parents=True)
+        command = [*build_command(home, bad.collection, inputs), *bad.flags]
+        env = {**os.environ, **dict(bad.env)}
+        report.bad_arguments_tried += 1
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        one_line = len(lines) == 1 and lines[0].startswith("error:") and bad.named in lines[0]
+        if done.returncode == 2 and one_line and not (home / "warehouse.duckdb").exists():
+            report.bad_arguments_refused += 1
+        else:
+            report.problems.append(f"{kind}: exit {done.returncode}, stderr {lines[-3:]}")
 
 
 def build_command(home: Path, collection: str, inputs: Sequence[Path]) -> list[str]:
@@ -306,6 +336,7 @@ def run_reliability(
     report = ReliabilityReport()
     root.mkdir(parents=True)
     bad = check_bad_inputs(root, report)
+    check_bad_arguments(root / "arguments", corpus, report)
     together = root / "together"
     check_concurrent_builds(together, {CLEAN_COLLECTION: corpus, BAD_COLLECTION: [bad]}, report)
     check_bad_build(together, bad, report)

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "check" else "right")
     rows = (
         ("bad inputs (kinds)", report.bad_inputs_tried, report.bad_inputs_handled, None),
+        ("bad arguments (kinds)", report.bad_arguments_tried, report.bad_arguments_refused, None),
         ("kill -9, then re-run", report.kills, report.identical_reruns, None),
         ("queries beside a build", report.concurrent_queries, None, report.failed_queries),
         ("concurrent builds", report.concurrent_builds, None, report.failed_builds),

@@ -7,8 +7,14 @@ import shutil
 
 import pytest
 
+from benchmarks.bad_arguments import BAD_ARGUMENTS
 from benchmarks.bad_inputs import BAD_INPUTS, RECOVERED_INPUTS
-from benchmarks.reliability import ReliabilityReport, check_bad_inputs, run_reliability
+from benchmarks.reliability import (
+    ReliabilityReport,
+    check_bad_arguments,
+    check_bad_inputs,
+    run_reliability,
+)
 from kgmem.cli.app import main
 from tests.conftest import SAMPLE
 
@@ -20,10 +26,19 @@ def test_every_kind_of_bad_input_is_quarantined_and_nothing_is_lost(tmp_path):
     report = ReliabilityReport()
     check_bad_inputs(tmp_path, report)
     assert report.bad_inputs_tried == len(BAD_INPUTS) + len(RECOVERED_INPUTS)
-    assert len(BAD_INPUTS) >= 25 and len(RECOVERED_INPUTS) >= 6
+    assert len(BAD_INPUTS) >= 26 and len(RECOVERED_INPUTS) >= 7
     assert report.problems == []
     assert report.bad_inputs_handled == report.bad_inputs_tried
     assert report.records_lost == 0
+
+
+@pytest.mark.slow
+def test_every_kind_of_bad_argument_is_refused_before_the_first_stage(tmp_path):
+    report = ReliabilityReport()
+    check_bad_arguments(tmp_path, [DOCS], report)
+    assert report.problems == []
+    assert report.bad_arguments_tried == len(BAD_ARGUMENTS) >= 9
+    assert report.bad_arguments_refused == report.bad_arguments_tried
 
 
 @pytest.mark.slow
