@@ -6,7 +6,8 @@ import argparse
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,7 +124,7 @@ def build_with_progress(
                 progress.advance(task)
 
         try:
-            with watcher, StopOnInterrupt():
+            with watcher, stop_on_interrupt():
                 return build_collection(collection, inputs, workspace, defs, settings, on_stage)
         except BuildFailed as exc:
             raise BuildFailed(f"{exc} (details in {workspace.root / LOG_FILE})") from exc
@@ -132,35 +133,33 @@ def build_with_progress(
 LOG_EVERY_SECONDS = 30.0
 
 
-class StopOnInterrupt:
-    """Stop the process within half a second of Ctrl-C (SIGINT) or SIGTERM during a build,
-    with one line and exit status `INTERRUPTED`.
+@contextmanager
+def stop_on_interrupt() -> Iterator[None]:
+    """Within the block, stop the process within half a second of Ctrl-C (SIGINT) or
+    SIGTERM, with one line and exit status `INTERRUPTED`.
 
     Dagster's in-process run only records the signal (`capture_interrupts`) and acts on it
     between steps, so a long stage ran on for minutes after Ctrl-C; a thread polls that
     record instead. Ending the process mid-stage is safe: a stage killed half way leaves
     nothing that a re-run does not redo (docs/operations.md), as `kgmem bench reliability`
     checks with SIGKILL at every stage."""
+    from dagster._utils.interrupts import check_captured_interrupt
 
-    def __init__(self) -> None:
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="interrupt-watch", daemon=True)
+    stopped = threading.Event()
 
-    def __enter__(self) -> StopOnInterrupt:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stopped.set()
-        self.thread.join()
-
-    def _run(self) -> None:
-        from dagster._utils.interrupts import check_captured_interrupt
-
-        while not self.stopped.wait(0.5):
+    def watch() -> None:
+        while not stopped.wait(0.5):
             if check_captured_interrupt():
                 console.print("[red]interrupted:[/red] build stopped; a re-run resumes it")
                 os._exit(INTERRUPTED)
+
+    thread = threading.Thread(target=watch, name="interrupt-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
 
 
 class StageWatcher:

@@ -18,6 +18,7 @@ from typing import Any
 from memory.personalai.astar import AStarParams
 from memory.personalai.beam import BeamParams
 from memory.personalai.water_circles import WaterCirclesParams
+from memory.strategies.names import STRATEGY_NAMES
 
 Rule = Callable[[Any], str | None]
 """A value's problem, or None when it is valid."""
@@ -147,17 +148,7 @@ OPTIONS: dict[str, dict[str, Rule]] = {
         "llm_max_attempts": count,
         "llm_cache": text,
     },
-    **{
-        name: PERSONALAI
-        for name in (
-            "personalai_astar",
-            "personalai_water_circles",
-            "personalai_beam",
-            "personalai_wc_bs",
-            "personalai_astar_bs",
-            "personalai_astar_wc",
-        )
-    },
+    **{name: PERSONALAI for name in STRATEGY_NAMES if name.startswith("personalai_")},
 }
 
 
