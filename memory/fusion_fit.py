@@ -4,7 +4,7 @@ The paper learns λ1..λ3 by gradient descent through its LM; offline we have qu
 with gold segments instead, and only three parameters, so an exhaustive simplex grid
 (step 0.1: 66 points) maximising recall@k is both exact at that resolution and cheap:
 each question's three bank lists are retrieved once, and every grid point only re-fuses
-them. Ties on recall go to the higher MRR, then to the point nearest the uniform weights
+them. Ties on recall go to the higher MRR, then to the point nearest the default weights
 (the least committed choice), then to grid order, so the fit is deterministic.
 
 Questions: pairs (question text, gold segment ids). `read_questions` loads them from

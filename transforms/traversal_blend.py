@@ -24,7 +24,10 @@ from typing import Any
 DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     "hipporag_ppr": {"documents": 0.0, "conversations": 0.3},
     "memorai_dwpr": {"documents": 0.5, "conversations": 0.5},
-    "kgermar_fusion": {"documents": 0.5, "conversations": 0.5},
+    # kgermar_fusion, LoCoMo dev (first 200 questions) turn R@10 at flat share 0.2 / 0.3 /
+    # 0.4: 79.1 / 78.6 / 75.4, session R@10 90.1 / 90.5 / 91.2; documents: MuSiQue's dev
+    # snapshot was not built in time to fit, so they take the conversations' share
+    "kgermar_fusion": {"documents": 0.3, "conversations": 0.3},
     "real_beam": {"documents": 0.5, "conversations": 0.5},
     "gram_paths": {"documents": 0.5, "conversations": 0.5},
     "personalai": {"documents": 0.5, "conversations": 0.5},

@@ -83,7 +83,9 @@ def test_weights_option_selects_a_bank(graph_memory) -> None:
     assert split.explanation["bank_budget"] == 2 and len(split.hits) <= 6
 
 
-def test_snapshot_without_structure_uses_two_banks(graph_memory) -> None:
+def test_snapshot_without_structure_seeds_the_structural_bank_with_segments(
+    graph_memory,
+) -> None:
     view = graph_memory._view
     versions = {k: v for k, v in view.snapshot.lance_versions.items() if k != "structure"}
     older = SnapshotView(
@@ -94,10 +96,11 @@ def test_snapshot_without_structure_uses_two_banks(graph_memory) -> None:
 
     ranking = kgermar_fusion(older, QueryContext("Where does Priya Natarajan work?", 5))
     assert 0 < len(ranking.scored) <= 5
-    assert set(ranking.explanation["banks"]) == {"contextual", "semantic"}
-    assert ranking.explanation["weights"] == {"contextual": 0.5, "semantic": 0.5}
-    assert "structural" in ranking.explanation["missing_banks"][0]
-    assert "no structural bank" in ranking.explanation["note"]
+    assert set(ranking.explanation["banks"]) == set(BANKS)
+    assert ranking.explanation["banks"]["structural"]["top"], "the passage graph still serves"
+    assert ranking.explanation["structural_entities"] == []
+    assert "structural" in ranking.explanation["missing_tables"][0]
+    assert "seeded by the flat prior's segments alone" in ranking.explanation["note"]
 
 
 def test_fit_fusion_weights_on_sample_questions(graph_memory, tmp_path: Path) -> None:
@@ -171,54 +174,72 @@ def test_structure_sync_keeps_the_table_when_nothing_changed(tmp_path: Path) -> 
     assert changed.graph_hash != first.graph_hash
 
 
-def _entity_segments_whole(view, query, entities, budget):
-    """The structural bank's segments as first written: the whole segment x entity
-    product weighted, every row's maximum and sum (the oracle of the row-subset one)."""
-    import scipy.sparse as sp
-
+def _operator_by_loops(view, query) -> np.ndarray:
+    """The R-GCN aggregation over [segments | nodes] written out edge by edge (the oracle
+    of `memory.passage_rgcn`'s vectorised one): per target node, per relation, the mean
+    over that relation's neighbours."""
     from memory.graph import graph_of
 
+    index = view.graph_index
+    n_segments, n_nodes = index.segment_nodes.shape
+    ids = view.node_names.passage_nodes
+    edges: dict[tuple[int, str], list[int]] = {}
+
+    def add(target: int, relation: str, source: int) -> None:
+        edges.setdefault((target, relation), []).append(source)
+
+    links = index.segment_nodes.tocoo()
+    for segment, node in zip(links.row.tolist(), links.col.tolist(), strict=True):
+        name = ids[node]
+        kind = name.split(":")[0] if ":" in name else "entity"
+        add(segment, f"kind {kind}", n_segments + node)
+        add(n_segments + node, "mentioned in", segment)
+    for turn, following in enumerate(index.next_segment.tolist()):
+        if following >= 0:
+            add(turn, "next", following)
+            add(following, "next", turn)
     graph = graph_of(view, query)
-    weight = np.zeros(graph.n_entities)
-    for entity, score in entities:
-        if entity in graph.entity_position:
-            weight[graph.entity_position[entity]] = max(score, 0.0)
-    weighted = (graph.mentions @ sp.diags(weight)).tocsr()
-    best = weighted.max(axis=1).toarray().ravel()
-    summed = np.asarray(weighted.sum(axis=1)).ravel()
-    candidates = np.flatnonzero((best > 0) & view.retrievable_segments)
-    order = candidates[np.lexsort((-summed[candidates], -best[candidates]))][:budget]
-    return [(graph.segment_ids[i], round(float(best[i]), 6)) for i in order]
+    for fact, (head, tail) in enumerate(zip(graph.fact_head, graph.fact_tail, strict=True)):
+        a, b = index.entity_node[head], index.entity_node[tail]
+        if a >= 0 and b >= 0 and a != b:
+            relation = f"fact {graph.facts[fact]['relation']}"
+            add(n_segments + a, relation, n_segments + b)
+            add(n_segments + b, relation, n_segments + a)
+    mean = np.zeros((n_segments + n_nodes, n_segments + n_nodes))
+    for (target, _), sources in edges.items():
+        for source in sources:
+            mean[target, source] += 1.0 / len(sources)
+    return mean
 
 
-def test_structural_bank_rows_equal_the_whole_product(graph_memory) -> None:
+def test_structural_propagation_is_the_rgcn_over_the_passage_graph(graph_memory) -> None:
+    """Two layers h <- h + M h of the sparse spread equal the dense operator built edge by
+    edge, from random sparse seeds; a segment two hops from a seed (through a node they
+    share) scores, and so does every segment of the seed's own nodes."""
+    from memory.passage_rgcn import passage_rgcn
     from memory.snapshot_view import QueryContext
-    from memory.strategies.kgermar_fusion import _entity_segments
 
     view = graph_memory._view
     query = QueryContext("Where does Priya Natarajan work?", 5)
-    ids = view.entities.column("entity_id").to_pylist()
-    rng = np.random.default_rng(0)
-    cases = [
-        [],
-        [("no-such-entity", 0.9)],
-        [(ids[0], -0.2)],
-        [(e, 0.5) for e in ids[:6]],
-        *[
-            [
-                (ids[i], round(float(s), 2))
-                for i, s in zip(
-                    rng.choice(len(ids), 12, replace=False), rng.uniform(-0.2, 1, 12), strict=True
-                )
-            ]
-            for _ in range(20)
-        ],
-    ]
-    for entities in cases:
-        for budget in (3, 50):
-            got = _entity_segments(view, query, entities, budget)
-            assert got == _entity_segments_whole(view, query, entities, budget)
-    assert any(_entity_segments(view, query, c, 50) for c in cases)
+    rgcn = passage_rgcn(view, query)
+    mean = _operator_by_loops(view, query)
+    assert rgcn.spread.shape == mean.shape
+    step = np.eye(len(mean)) + mean
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        seeds = np.sort(rng.choice(len(mean), 4, replace=False))
+        values = rng.uniform(0.1, 1.0, 4)
+        reset = np.zeros(len(mean))
+        reset[seeds] = values
+        want = (step @ step @ reset)[: rgcn.n_segments]
+        np.testing.assert_allclose(rgcn.propagate(seeds, values), want, rtol=1e-9, atol=1e-12)
+    links = view.graph_index.segment_nodes
+    seed = int(np.argmax(np.diff(links.indptr)))  # the segment with the most nodes
+    scores = rgcn.propagate(np.array([seed]), np.array([1.0]))
+    neighbours = np.unique(links[:, links[seed].indices].tocsc().indices)
+    assert scores[seed] > 0 and len(neighbours) > 1
+    assert (scores[neighbours] > 0).all()
+    assert rgcn.propagate(np.array([seed]), np.array([1.0]), layers=0)[neighbours].sum() == 1.0
 
 
 def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
