@@ -4,8 +4,9 @@ a compact memory evidence subgraph") and the segments that evidence ranks.
 Aggregation: the final paths of every root, best first by S(P|q); a path whose edge set
 another root's path already covers (the same facts walked from the other end) is dropped.
 Segments: those supporting a path's facts (for a co-occurrence hop, the segments both
-entities are mentioned in) score S(P|q); then segments mentioning path entities score
-`MENTION_WEIGHT` × S(P|q) × the share of the path's entities they mention. A segment keeps
+entities are mentioned in; for an untyped hop, the segments it passes through) score
+S(P|q); then segments naming path nodes (entities, topic, phrase and structural nodes)
+score `MENTION_WEIGHT` × S(P|q) × the share of the path's nodes they name. A segment keeps
 its best score and lists the linearized paths that led to it (at most `MAX_PATHS`).
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.graph import MemoryGraph
+from memory.passage_links import PassageLinks
 from memory.real.paths import Hop, Path, Scores, path_score
 
 MENTION_WEIGHT = 0.5
@@ -32,7 +34,7 @@ class Evidence:
 def aggregate(final: dict[Path, Scores]) -> list[Evidence]:
     """The evidence paths, best first, one per distinct edge set."""
     ranked = sorted(final.items(), key=lambda ps: (-path_score(*ps), ps[0].text))
-    seen: set[frozenset[tuple[int | None, int, int]]] = set()
+    seen: set[frozenset[tuple[int | None, int, int, tuple[int, ...]]]] = set()
     evidence = []
     for path, scores in ranked:
         edges = frozenset(_edge_key(hop) for hop in path.hops)
@@ -43,12 +45,14 @@ def aggregate(final: dict[Path, Scores]) -> list[Evidence]:
     return evidence
 
 
-def _edge_key(hop: Hop) -> tuple[int | None, int, int]:
+def _edge_key(hop: Hop) -> tuple[int | None, int, int, tuple[int, ...]]:
     low, high = sorted((hop.source, hop.target))
-    return hop.fact, low, high
+    return hop.fact, low, high, hop.segments
 
 
 def supporting_segments(graph: MemoryGraph, hop: Hop) -> list[int]:
+    if hop.segments:
+        return list(hop.segments)
     if hop.fact is not None:
         return graph.segments_of_fact(hop.fact)
     return sorted(
@@ -56,8 +60,18 @@ def supporting_segments(graph: MemoryGraph, hop: Hop) -> list[int]:
     )
 
 
+def node_segments(graph: MemoryGraph, links: PassageLinks | None, node: int) -> np.ndarray:
+    """The segments naming a beam node: an entity's mentions, else its passage node's
+    segments (`memory.real.links`)."""
+    n = graph.n_entities
+    if node >= n:
+        return links.segments_of(node - n) if links is not None else np.zeros(0, np.int64)
+    mentioned = graph.entity_segments
+    return np.asarray(mentioned.indices[mentioned.indptr[node] : mentioned.indptr[node + 1]])
+
+
 def rank_segments(
-    graph: MemoryGraph, evidence: list[Evidence], k: int
+    graph: MemoryGraph, evidence: list[Evidence], k: int, links: PassageLinks | None = None
 ) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
     """Top-k (segment id, score) from the evidence, and the paths behind each segment.
 
@@ -80,14 +94,8 @@ def rank_segments(
             credit(np.array(supporting_segments(graph, hop), np.int64), item.score, i)
     for i, item in enumerate(evidence):
         entities = set(item.path.entities)
-        mentioned = graph.entity_segments
         mentioning = np.concatenate(
-            [
-                np.asarray(
-                    mentioned.indices[mentioned.indptr[e] : mentioned.indptr[e + 1]], np.int64
-                )
-                for e in entities
-            ]
+            [np.asarray(node_segments(graph, links, e), np.int64) for e in entities]
         )
         at, count = np.unique(mentioning, return_counts=True)
         credit(at, MENTION_WEIGHT * item.score * count / len(entities), i)

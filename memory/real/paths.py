@@ -19,8 +19,10 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Hop:
-    """One traversed edge: `source` -> `target` (graph entity positions) through `fact`
-    (an index into the search graph's facts; None for a co-occurrence hop)."""
+    """One traversed edge: `source` -> `target` (beam nodes: graph entity positions, or
+    n_entities + passage node position for other nodes, `memory.real.links`) through
+    `fact` (an index into the search graph's facts; None for a co-occurrence or an
+    untyped hop)."""
 
     fact: int | None
     source: int
@@ -37,6 +39,9 @@ class Hop:
     valid_to: datetime | None = None
     repair: str | None = None
     """The counterfactual template that admitted this hop, None for a normal one."""
+    segments: tuple[int, ...] = ()
+    """An untyped hop's evidence (`memory.real.links`): the segments it passes through
+    (segment positions); empty for a fact or co-occurrence hop."""
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
     """Normalised statement embedding of the hop, for the embedding evaluator."""
 

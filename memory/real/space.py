@@ -41,11 +41,20 @@ import numpy as np
 from memory.csr import row_entries
 from memory.fact_columns import EPOCH, FactRows
 from memory.graph import Edge, MemoryGraph, search_edge_vectors, search_graph
+from memory.passage_links import PassageLinks
 from memory.real.intents import COMPATIBLE, FACT, INTENTS, compatible, fact_intent, is_taxonomic
+from memory.real.links import (
+    MENTIONED_WITH,
+    NEXT_TURN,
+    LinkCandidates,
+    link_candidates,
+    no_candidates,
+)
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.top import top_positions
 from transforms.facts import THETA_STABLE
+from transforms.graph_links import linearize
 from transforms.mapped_rows import populate, read_rows
 
 TIME, STABILITY, INTENT = "time", "stability", "intent"
@@ -102,6 +111,13 @@ INTENT_FAILED = {
     intent: ~np.array([label in COMPATIBLE[intent] for label in INTENTS]) for intent in INTENTS
 }
 """Per beam intent, per label index, whether the label is incompatible with the intent."""
+
+
+_NONE = np.zeros(0, np.int64)
+NO_EDGES = EntityEdges(
+    _NONE, _NONE, _NONE.astype(bool), *(_NONE.astype(bool),) * 2, _NONE, _NONE.astype(bool)
+)
+"""The typed edges of a beam node that is no entity (a topic, phrase or structural node)."""
 
 
 def unvisited(entities: np.ndarray, path: Path) -> np.ndarray:
@@ -171,9 +187,22 @@ class SearchSpace:
     from `graph.fact_vectors`."""
     co_occurring_targets: EntityMemo = field(default_factory=EntityMemo, repr=False)
     """The query-independent part of `co_occurring`, shared by the queries of one view."""
+    links: PassageLinks | None = None
+    """The passage links beams also walk (`memory.real.links`); None: typed facts only."""
+    focus: np.ndarray | None = None
+    """Per segment, whether a hub node's untyped links may leave through it (the flat
+    prior's pool); None: a hub has no untyped links."""
 
     @classmethod
-    def of(cls, view: SnapshotView, query: QueryContext, m: int) -> SearchSpace:
+    def of(
+        cls,
+        view: SnapshotView,
+        query: QueryContext,
+        m: int,
+        links: PassageLinks | None = None,
+        focus: np.ndarray | None = None,
+    ) -> SearchSpace:
+        """The query's search space; with `links`, beams also take untyped links."""
         types, vectors = entity_features(view)
         graph = search_graph(view, query)
         reference_time = query.valid_at or view.snapshot.recorded_cutoff
@@ -190,6 +219,61 @@ class SearchSpace:
                 f"real_edges/{reference_time.isoformat()}/{query.speculative}", EntityMemo()
             ),
             co_occurring_targets=view.cache.setdefault("real_co_occurring_targets", EntityMemo()),
+            links=links,
+            focus=focus,
+        )
+
+    def node_of(self, node: int) -> int:
+        """The passage node position of a beam node (-1: an entity no segment names)."""
+        n = self.graph.n_entities
+        return int(self.links.entity_node[node]) if node < n else node - n
+
+    def beam_node(self, passage_node: int) -> int:
+        """The beam node of a passage node: its entity position, else n_entities + it."""
+        entity = int(self.links.node_entity[passage_node])
+        return entity if entity >= 0 else self.graph.n_entities + passage_node
+
+    def node_name(self, node: int) -> str:
+        """A beam node's name: the entity's, else the passage node's id."""
+        n = self.graph.n_entities
+        return self.graph.entity_names[node] if node < n else self.links.node_ids[node - n]
+
+    def node_type(self, node: int) -> str | None:
+        """A beam node's entity type (None for a structural or phrase node)."""
+        return self.entity_types[node] if node < self.graph.n_entities else None
+
+    def link_candidates(self, path: Path) -> LinkCandidates:
+        """The untyped neighbours of the path's end (`memory.real.links`)."""
+        dim = len(self.query_vector)
+        node = self.node_of(path.end) if self.links is not None else -1
+        if node < 0:
+            return no_candidates(dim)
+        on_path = np.array([self.node_of(e) for e in path.entities], np.int64)
+        used = np.array([s for hop in path.hops for s in hop.segments], np.int64)
+        return link_candidates(self.links, node, on_path, used, self.focus, self.query_vector)
+
+    def link_hop(self, path: Path, candidates: LinkCandidates, i: int) -> Hop:
+        """The untyped hop of candidate row `i`: `mentioned_with` through one segment, or
+        `next_turn` through two; its weight the geometric mean of the ends'
+        specificities."""
+        links = self.links
+        via, reached = int(candidates.via[i]), int(candidates.reached[i])
+        target = int(candidates.targets[i])
+        source_name, beam_target = self.node_name(path.end), self.beam_node(target)
+        target_name = self.node_name(beam_target)
+        relation = MENTIONED_WITH if via == reached else NEXT_TURN
+        weight = links.specificity[self.node_of(path.end)] * links.specificity[target]
+        return Hop(
+            fact=None,
+            source=path.end,
+            target=beam_target,
+            relation=relation,
+            target_name=target_name,
+            text=linearize(source_name, relation, target_name),
+            confidence=float(np.sqrt(weight)),
+            target_type=self.node_type(beam_target),
+            vector=candidates.vectors[i],
+            segments=(via,) if via == reached else (via, reached),
         )
 
     def label(self, fact: int) -> str:
@@ -211,6 +295,8 @@ class SearchSpace:
 
     def edges_of(self, entity: int) -> EntityEdges:
         """The entity's edges with their beam-independent filter results, read once."""
+        if entity >= self.graph.n_entities:
+            return NO_EDGES
         known = self._edges.get(entity)
         if known is not None:
             return known
@@ -255,7 +341,7 @@ class SearchSpace:
         known = self._co_occurring.get(entity)
         if known is not None:
             return known
-        if not len(self.entity_vectors):
+        if not len(self.entity_vectors) or entity >= self.graph.n_entities:
             known = (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         else:
             targets = self.co_occurring_targets.get(entity)
@@ -336,7 +422,8 @@ class SearchSpace:
         return np.zeros((0, self.query_vector.shape[0]), np.asarray(vectors[:0]).dtype)
 
     def expand(self, path: Path) -> list[Path]:
-        """N_cand: the filtered neighbours of the path's end, TopM by similarity."""
+        """N_cand: the filtered neighbours of the path's end, typed facts then untyped
+        links, TopM by similarity together."""
         edges = self.edges_of(path.end)
         passing = (
             edges.open(path)
@@ -345,13 +432,28 @@ class SearchSpace:
             & ~edges.intent_failed(path.intent)
         )
         at = np.flatnonzero(passing)
-        if not len(at):
+        untyped = self.link_candidates(path)
+        if not len(at) and not len(untyped):
             return []
-        vectors = self.edge_rows(path.end, at)
+        typed = self.edge_rows(path.end, at) if len(at) else None
+        vectors = _stacked(typed, untyped.vectors)
         return [
-            path.extend(self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i]))
+            path.extend(
+                self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i])
+                if i < len(at)
+                else self.link_hop(path, untyped, i - len(at))
+            )
             for i in self.best(vectors)
         ]
+
+
+def _stacked(typed: np.ndarray | None, untyped: np.ndarray) -> np.ndarray:
+    """The typed edges' vectors, then the untyped links' (either may be absent)."""
+    if typed is None:
+        return untyped
+    if not len(untyped):
+        return typed
+    return np.concatenate([typed, untyped.astype(typed.dtype)])
 
 
 def _column_filters(

@@ -4,6 +4,22 @@ temporal, stability and intent filters, repair starved beams by counterfactual t
 within the budget B_cf, aggregate the final paths into evidence and rank the segments
 behind it.
 
+The graph (REAL's LLM-built memory graph, made of LLM-free stand-ins): REAL's entities E
+are the passage graph's nodes (entities, and topic/title, phrase, session, speaker and day
+nodes); its edges are the typed facts (sextuples with validity and confidence) and the
+untyped relations of `memory.real.links`: `mentioned_with` between two nodes one segment
+names (evidence: that segment; an entity and the title node of a passage that names it
+is MuSiQue's two-hop bridge), `next_turn` between nodes of consecutive turns (evidence:
+both turns), weighted by the geometric mean of the two ends' specificities (1 / #segments);
+hubs (`passage_links.HUB_SEGMENTS`) leave only through the flat prior's pool. Roots: the
+named entities, the flat prior's seed entities and its `SEED_NODES` seed nodes
+(`passage_links.seed_nodes`), and the topic/phrase nodes the query names where it names
+no linkable entity. The beam search (k, D_max, m, the filters, the evaluator, the
+repairs) is the paper's, unchanged. The evidence paths' segments (each hop's evidence,
+each node's segments at `MENTION_WEIGHT`) score S(P|q); the first `CANDIDATES` by score
+are blended by its log with the flat `hybrid` ranking (`memory.traversal.blended`, the
+flat share per corpus kind pinned by the snapshot; the paper is silent on any prior).
+
 Pieces: `memory.real.anchors` (roots and intents), `memory.real.space` (filters, TopM),
 `memory.real.beam` (Algorithm 1), `memory.real.evaluator` (S_QR, S_LC, S_AS),
 `memory.real.repair` (Table I templates), `memory.real.evidence` (aggregation, segments).
@@ -16,16 +32,21 @@ Options (`QueryContext.options`), paper defaults in brackets:
   `llm_response_format`, `llm_timeout_s` (60), `llm_max_attempts` (2), `llm_cache`
   (else $KGMEM_LLM_CACHE, else the workspace's `llm_cache.duckdb`);
 - `repairs`: the counterfactual templates enabled (all of `repair.TEMPLATES`; [] for
-  none).
+  none);
+- `seed_nodes` (`SEED_NODES`), `flat_share` (the blend's, per `transforms.traversal_blend`).
 θ_stable is `memory.facts.THETA_STABLE` (0.8), the threshold the fact store applies.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
-from memory.flat_prior import flat_prior, with_graph_bonus
+import numpy as np
+
+from memory.flat_prior import flat_prior
+from memory.passage_links import passage_links, seed_nodes
 from memory.real.anchors import anchor
 from memory.real.beam import BeamParams, SearchTrace, beam_search
 from memory.real.evaluator import LLMEvaluator, evaluator_for
@@ -36,8 +57,14 @@ from memory.real.repair import TEMPLATES, Repairer
 from memory.real.space import SearchSpace
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.traversal import blended
 
 MAX_EXPLAINED_PATHS = 10
+SEED_NODES = 5
+"""Passage nodes of the flat ranking's top segments that root searches too
+(`passage_links.seed_nodes`; option `seed_nodes`)."""
+CANDIDATES = 200
+"""Segments of the evidence (by their best credit) blended with the flat ranking."""
 
 
 def beam_params(options: dict[str, Any]) -> BeamParams:
@@ -54,9 +81,13 @@ def beam_params(options: dict[str, Any]) -> BeamParams:
 def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
     options = dict(query.options)
     params = beam_params(options)
-    space = SearchSpace.of(view, query, params.m)
     prior = flat_prior(view, query)
-    anchors = anchor(view, space.graph, query.text, prior.seed_entities(view))
+    links = passage_links(view)
+    focus = np.zeros(links.n_segments, bool)
+    focus[[view.segment_index[s] for s, _ in prior.fused]] = True
+    space = SearchSpace.of(view, query, params.m, links, focus)
+    seeded = seed_nodes(view, links, prior, int(options.get("seed_nodes", SEED_NODES)))
+    anchors = anchor(view, space.graph, query.text, prior.seed_entities(view), links, seeded)
     expected = expected_answer_type(query.text)
     evaluator = evaluator_for(view, query.text, options, space.query_vector, expected)
     repairer = Repairer(space, options.get("repairs", TEMPLATES))
@@ -73,8 +104,11 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
         final.update(result.final)
         traces.append(result.trace)
     evidence = aggregate(final)
-    scored, paths = rank_segments(space.graph, evidence, query.k)
-    scored = with_graph_bonus(prior, scored)[: query.k]
+    walked, paths = rank_segments(space.graph, evidence, CANDIDATES, links)
+    logs = [(segment, math.log(score)) for segment, score in walked if score > 0]
+    ranked, shares = blended(view, query, prior, logs, "real_beam")
+    scored = [(segment, round(score, 6)) for segment, score in ranked[: query.k]]
+    paths = {segment: paths[segment] for segment, _ in scored if segment in paths}
     explanation: dict[str, Any] = {
         "strategy": "real_beam",
         "params": {
@@ -90,6 +124,7 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
         "expected_answer_type": expected,
         "seeds": [a.as_dict() for a in anchors],
         "flat": prior.summary(),
+        "flat_share": shares,
         "evaluator": "llm" if isinstance(evaluator, LLMEvaluator) else "embedding",
         "paths": [
             {

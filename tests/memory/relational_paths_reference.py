@@ -1,7 +1,8 @@
 """Test oracle: GRAM's relational path search as it was before it ran on arrays (one
 `RelationalPath` per partial path, grown edge by edge), kept verbatim so the
 differential test can check that `memory.relational_paths` finds the same paths in the same
-order, truncates alike, and scores them bit for bit alike. Not product code."""
+order, truncates alike, and scores them bit for bit alike; and GRAM's link graph (facts
+and the passage graph's untyped links) built edge by edge. Not product code."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections import defaultdict
 import numpy as np
 
 from memory.graph import MemoryGraph
+from memory.link_graph import FACT, MENTION, NEXT_TURN
+from memory.passage_links import HUB_SEGMENTS, PassageLinks
 from memory.relational_paths import RelationalPath
 
 
@@ -94,3 +97,30 @@ def path_scores(
         relevance = max(float(similarity[facts].mean()), 0.0)
         scores[index] = relevance * float(np.prod(confidence[facts]))
     return scores
+
+
+def link_graph_edges(links: PassageLinks, graph: MemoryGraph) -> list[tuple[int, int, int, int]]:
+    """GRAM's link graph (`memory.link_graph`) as (first vertex, second vertex, kind, fact)
+    per edge, built fact by fact, node by node and turn by turn: the facts between two
+    distinct entity nodes, every non-hub node – segment mention (nodes in order, each
+    node's segments ascending) and every turn – next turn (segments in order)."""
+    n = len(links.node_ids)
+    named_by: dict[int, list[int]] = defaultdict(list)
+    for segment in range(links.segment_nodes.shape[0]):
+        row = links.segment_nodes
+        for node in row.indices[row.indptr[segment] : row.indptr[segment + 1]].tolist():
+            named_by[node].append(segment)
+    edges = []
+    for fact in range(len(graph.fact_head)):
+        head = int(links.entity_node[graph.fact_head[fact]])
+        tail = int(links.entity_node[graph.fact_tail[fact]])
+        if head >= 0 and tail >= 0 and head != tail:
+            edges.append((head, tail, FACT, fact))
+    for node in range(n):
+        segments = sorted(set(named_by[node]))
+        if 1 <= len(segments) <= HUB_SEGMENTS:
+            edges += [(node, n + segment, MENTION, -1) for segment in segments]
+    for segment, following in enumerate(links.next_segment.tolist()):
+        if following >= 0:
+            edges.append((n + segment, n + following, NEXT_TURN, -1))
+    return edges

@@ -202,3 +202,64 @@ def test_cli_explain_prints_paths(graph_build, capsys):
     assert '"mode": "between_entities"' in printed, "the explanation is printed"
     assert f'"path": "{PRIYA_PATH}"' in printed, "with its top paths"
     assert f"path {PRIYA_PATH}" in printed, "and each hit its paths, brackets intact"
+
+
+def test_untyped_links_join_the_paths_and_the_blend(graph_memory):
+    """Paths run through the passage graph's untyped links (node – segment – node) as well
+    as facts; the segments on them are blended with the flat ranking by the flat share:
+    at 1 the ranking is `hybrid`'s, at 0 the best path's segment leads."""
+    question = "Tell me about the Harborview Office"
+    result = graph_memory.query(question, strategy="gram_paths", k=5)
+    explanation = result.explanation
+    untyped = [p for p in explanation["top_paths"] if "-[mentioned_in]->" in p["path"]]
+    assert untyped, "a path through a segment's untyped link"
+    assert any("-[mentioned_in]->" in path for hit in result for path in hit.paths)
+    flat = graph_memory.query(question, strategy="hybrid", k=5)
+    only_flat = graph_memory.query(
+        question, strategy="gram_paths", k=5, options={"flat_share": 1.0}
+    )
+    assert [h.segment_id for h in only_flat] == [h.segment_id for h in flat]
+    only_paths = graph_memory.query(
+        question, strategy="gram_paths", k=5, options={"flat_share": 0.0}
+    )
+    assert only_paths.hits[0].paths, "the first hit is on a path"
+    assert [h.segment_id for h in only_paths] != [h.segment_id for h in flat]
+
+
+def test_link_graph_edges_of_a_toy_incidence():
+    """Facts between named entities, non-hub node – segment mentions and next turns;
+    a hub node (more than HUB_SEGMENTS segments) joins no mention."""
+    from memory import passage_links as pl
+    from memory.link_graph import FACT, MENTION, NEXT_TURN, link_graph
+
+    n_segments = pl.HUB_SEGMENTS + 2
+    # node 0: entity A in segments 0, 1; node 1: entity B in segment 1; node 2: a hub
+    rows = [0, 1, 1, *range(n_segments)]
+    cols = [0, 0, 1, *([2] * n_segments)]
+    incidence = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_segments, 3))
+    following = np.full(n_segments, -1)
+    following[0] = 1
+    links = pl.PassageLinks(
+        node_ids=["a", "b", "session:x"],
+        node_position={"a": 0, "b": 1, "session:x": 2},
+        segment_nodes=incidence,
+        node_segments=incidence.T.tocsr(),
+        counts=np.array([2, 1, n_segments]),
+        entity_node=np.array([0, 1]),
+        node_entity=np.array([0, 1, -1]),
+        next_segment=following,
+        previous_segment=np.array([-1, 0, *([-1] * (n_segments - 2))]),
+        segment_vectors=np.zeros((n_segments, 0), np.float32),
+    )
+    edges = link_graph(links, _graph([(0, 1), (1, 1)], ["A", "B"]))
+    ends = zip(edges.fact_head.tolist(), edges.fact_tail.tolist(), edges.kind.tolist(), strict=True)
+    assert list(ends) == [
+        (0, 1, FACT),
+        (0, 3, MENTION),
+        (0, 4, MENTION),
+        (1, 4, MENTION),
+        (3, 4, NEXT_TURN),
+    ]
+    assert edges.ref.tolist() == [0, -1, -1, -1, -1]
+    between = paths_between(edges, 0, 1, 2, 100)
+    assert {p.entities for p in between.paths} == {(0, 1), (0, 4, 1)}

@@ -1,6 +1,8 @@
-"""REAL's expansion and repair on per-entity edge arrays return exactly what the
-hop-per-edge loops returned (`real_space_reference`): the same TopM paths, in the same
-order, for every entity of the sample graph as a root and one hop further, under every
+"""REAL's expansion and repair on per-entity edge arrays and the passage links return
+exactly what the hop-per-edge and segment-by-segment loops return
+(`real_space_reference`): the same TopM paths, typed and untyped, in the same order, for
+every entity of the sample graph and some topic, phrase and structural nodes as a root
+and one hop further, under every
 beam intent, as of before and after a move, speculative or not, with every repair
 template and with some turned off; and the segments ranked from the evidence of whole
 searches are the credit loop's."""
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from memory.flat_prior import flat_prior
+from memory.passage_links import passage_links
 from memory.real import space as space_module
 from memory.real.anchors import anchor
 from memory.real.beam import BeamParams, beam_search
@@ -33,24 +36,33 @@ MOMENTS = [datetime(2023, 6, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC), N
 def test_expand_and_repair_match_the_loops(graph_memory, valid_at, speculative) -> None:
     view = graph_memory._view
     query = QueryContext("Where does Sam Okafor live and why?", 5, valid_at, speculative)
-    space = SearchSpace.of(view, query, 3)
+    links = passage_links(view)
+    focus = np.zeros(links.n_segments, bool)
+    focus[::2] = True  # hubs leave through every other segment
+    space = SearchSpace.of(view, query, 3, links, focus)
     repairers = [
         Repairer(space, TEMPLATES),
         Repairer(space, (SPECULATION, CO_OCCURRENCE)),
         Repairer(space, ()),
     ]
-    compared = 0
-    for root in range(space.graph.n_entities):
+    n = space.graph.n_entities
+    others = [n + v for v in np.flatnonzero(links.node_entity < 0)[::7].tolist()]
+    assert others
+    compared, untyped = 0, 0
+    for root in [*range(n), *others]:
         for intent in INTENTS:
-            start = Path(root, space.graph.entity_names[root], intent)
+            start = Path(root, space.node_name(root), intent)
             paths = [start, *reference.expand(space, start)[:2]]
             for path in paths:
-                assert space.expand(path) == reference.expand(space, path)
+                expanded = space.expand(path)
+                assert expanded == reference.expand(space, path)
+                untyped += sum(p.hops[-1].fact is None for p in expanded)
                 for repairer in repairers:
                     assert repairer(path) == reference.repair(repairer, path)
                     assert repairer.rule_hops(path) == reference._rule_hops(repairer, path)
                 compared += 1
-    assert compared > space.graph.n_entities * len(INTENTS)
+    assert compared > (n + len(others)) * len(INTENTS)
+    assert untyped > 0, "untyped links were compared too"
 
 
 @pytest.mark.parametrize(
@@ -61,8 +73,10 @@ def test_expand_and_repair_match_the_loops(graph_memory, valid_at, speculative) 
 def test_ranked_segments_match_the_credit_loop(graph_memory, question: str, k: int) -> None:
     view = graph_memory._view
     query = QueryContext(question, k, None, True)
-    space = SearchSpace.of(view, query, 5)
-    roots = anchor(view, space.graph, question, flat_prior(view, query).seed_entities(view))
+    links = passage_links(view)
+    space = SearchSpace.of(view, query, 5, links)
+    seeds = flat_prior(view, query).seed_entities(view)
+    roots = anchor(view, space.graph, question, seeds, links)
     evaluator = evaluator_for(
         view, question, {}, space.query_vector, expected_answer_type(question)
     )
@@ -78,8 +92,9 @@ def test_ranked_segments_match_the_credit_loop(graph_memory, question: str, k: i
         final.update(result.final)
     evidence = aggregate(final)
     assert evidence
-    expected = reference.rank_segments(space.graph, evidence, k)
-    assert rank_segments(space.graph, evidence, k) == expected
+    assert any(hop.segments for item in evidence for hop in item.path.hops)
+    expected = reference.rank_segments(space.graph, evidence, k, links)
+    assert rank_segments(space.graph, evidence, k, links) == expected
     assert 0 < len(expected[0]) <= k
 
 

@@ -1,7 +1,8 @@
 """GRAM's path search on arrays (`memory.relational_paths`) against the edge-by-edge search
 it replaced (`tests/memory/relational_paths_reference.py`): the same paths in the same
 order, the same truncation, and scores equal bit for bit, on random multigraphs with hubs,
-parallel facts and self-loops, and on the sample snapshot's graph."""
+parallel facts and self-loops, and on the sample snapshot's graph; and GRAM's link graph
+(facts and untyped links) against its edge-by-edge build, with paths searched on it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 
 from memory import relational_paths as fast
 from memory.graph import MemoryGraph, graph_of
+from memory.link_graph import FACT, MENTION, link_graph
+from memory.passage_links import passage_links
 from memory.snapshot_view import QueryContext
 from tests.memory import relational_paths_reference as reference
 from tests.memory.test_gram_paths import _graph
@@ -120,3 +123,31 @@ def test_paths_match_on_the_sample_graph(graph_memory) -> None:
     among = fast.paths_among(graph, anchors, 3, 2000)
     for got, (source, target) in zip(among, list(pairs), strict=True):
         _same(got, reference.paths_between(graph, source, target, 3, 2000))
+
+
+def test_link_graph_is_the_edge_by_edge_build(graph_memory) -> None:
+    """GRAM's link graph (vectorised) holds the edges of the slow build, in its order;
+    the paths among the sample's busiest vertices on it are the edge-by-edge search's."""
+    view = graph_memory._view
+    graph = graph_of(view, QueryContext("", 5))
+    links = passage_links(view)
+    edges = link_graph(links, graph)
+    built = list(
+        zip(
+            edges.fact_head.tolist(),
+            edges.fact_tail.tolist(),
+            edges.kind.tolist(),
+            edges.ref.tolist(),
+            strict=True,
+        )
+    )
+    expected = reference.link_graph_edges(links, graph)
+    assert built == expected
+    kinds = {kind for _, _, kind, _ in expected}
+    assert {FACT, MENTION} <= kinds, "facts and untyped mentions both present"
+    degree = np.diff(edges.entity_facts.indptr)
+    anchors = [int(v) for v in np.argsort(-degree[: edges.n_nodes], kind="stable")[:5]]
+    among = fast.paths_among(edges, anchors, 4, 300)
+    for got, (source, target) in zip(among, itertools.combinations(anchors, 2), strict=True):
+        _same(got, reference.paths_between(edges, source, target, 4, 300))
+    assert any(len(s) for s in among), "the busiest vertices are joined"
