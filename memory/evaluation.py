@@ -9,14 +9,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.facts import is_speculative
+from memory.flat_prior import flat_prior
 from memory.memory import Memory, QueryResult
 from memory.reranker import RERANK_DEPTH
+from memory.snapshot_view import QueryContext
 from memory.strategies.registry import GRAPH_STRATEGIES, STRATEGIES
 from memory.traversal import ABLATION_SUFFIX, TRAVERSAL_OPTION
 from transforms.evaluation.retrieval_metrics import (
@@ -29,6 +32,7 @@ from transforms.evaluation.retrieval_metrics import (
 )
 from transforms.evaluation.retrieval_questions import QuestionSet, RetrievalQuestion
 from transforms.evaluation.timeqa import TimeQaSet, hit_at_k
+from transforms.progress import Counter
 
 
 @functools.cache
@@ -149,6 +153,10 @@ class QuestionTrace:
     explanation: dict[str, Any]
 
 
+PREFILL_BLOCK = 256
+"""Questions encoded ahead at a time (`SnapshotView.prefill_queries`), in batches."""
+
+
 def retrieval_scores(
     memory: Memory,
     questions: QuestionSet,
@@ -156,6 +164,8 @@ def retrieval_scores(
     reranking: Reranking | None = None,
     options: Mapping[str, Any] | None = None,
     session_unit: bool = True,
+    progress: Path | None = None,
+    jobs: int = 1,
 ) -> RetrievalRun:
     """Recall (and MuSiQue's MRR) per strategy, overall and per question category, with the
     query latency p50/p95 in ms and LLM calls and tokens per query (from the explanation's
@@ -168,73 +178,163 @@ def retrieval_scores(
     A reranked variant (`split_variant`) needs `reranking`: without it, it is an error.
     `options` go to every strategy's queries (a `NAME:no_traversal` row adds
     traversal=off). LoCoMo questions are asked a second time with sessions as the unit
-    (`session_unit_recall@k`) unless `session_unit` is False."""
+    (`session_unit_recall@k`) unless `session_unit` is False.
+
+    The work the strategies share is done once per question (issue 37): the questions
+    are encoded ahead, `PREFILL_BLOCK` at a time in batches, by each encoder of the
+    snapshot, and each question is asked of every strategy in turn, after the `hybrid`
+    prior that the graph strategies (and `hybrid`) start from was computed for it; they
+    find it, and the query's vectors, in the view's caches. The prior's time is added to
+    the latency of each strategy that starts from it, so a latency stays what the query
+    alone costs, less its encoding. The figures are those of one strategy at a time.
+    `progress`: a progress file (`transforms.progress`) that counts the (strategy,
+    question) pairs done. `jobs` > 1: the strategies are split over that many processes
+    (`evaluation_jobs`), each opening the snapshot itself."""
+    if jobs > 1 and len(strategies) > 1:
+        from memory.evaluation_jobs import scores_in_processes
+
+        return scores_in_processes(
+            memory, questions, strategies, reranking, options, session_unit, progress, jobs
+        )
     run = RetrievalRun()
     conversations = conversation_count(memory) if questions.benchmark == "locomo" else 1
+    depth = query_depth(questions.benchmark, conversations)
+    plans: dict[str, _Plan] = {}
     for strategy in strategies:
         try:
-            rows, traces = _strategy_rows(
-                memory, questions, strategy, conversations, reranking, options or {}, session_unit
-            )
-            run.rows.extend(rows)
-            run.traces[strategy] = traces
+            plans[strategy] = _plan(strategy, reranking, options or {})
         except Exception as exc:  # one broken strategy must not hide the rest
             run.errors[strategy] = f"{type(exc).__name__}: {exc}"
+    tallies = {strategy: _Tally() for strategy in plans}
+    counter = Counter(progress) if progress is not None else None
+    view = memory._view  # the pinned view of the snapshot
+    total = len(questions.questions)
+    for first in range(0, total, PREFILL_BLOCK):
+        block = questions.questions[first : first + PREFILL_BLOCK]
+        view.prefill_queries([question.text for question in block])
+        for offset, question in enumerate(block):
+            shared = _prior_ms(memory, question.text, depth, options or {}, plans.values())
+            for strategy in list(tallies):
+                plan = plans[strategy]
+                try:
+                    tallies[strategy].add(
+                        _ask(memory, questions.benchmark, question, plan, depth, session_unit),
+                        shared if plan.from_prior else 0.0,
+                    )
+                except Exception as exc:  # the strategy is reported, the others go on
+                    run.errors[strategy] = f"{type(exc).__name__}: {exc}"
+                    del tallies[strategy]
+                    if counter is not None:  # its questions left count as done
+                        counter.count(total - first - offset - 1)
+                if counter is not None:
+                    counter.count()
+    if counter is not None:
+        counter.flush()
+    for strategy, tally in tallies.items():
+        run.rows.extend(tally.rows(strategy, questions))
+        run.traces[strategy] = tally.traces
     return run
 
 
-def _strategy_rows(
-    memory: Memory,
-    questions: QuestionSet,
-    strategy: str,
-    conversations: int,
-    reranking: Reranking | None,
-    given: Mapping[str, Any],
-    session_unit: bool,
-) -> tuple[list[dict[str, object]], list[QuestionTrace]]:
-    depth = query_depth(questions.benchmark, conversations)
+@dataclass(frozen=True)
+class _Plan:
+    """How an evaluated name is asked: its strategy, query options and reranking, and
+    whether it starts from the `hybrid` prior."""
+
+    base: str
+    options: dict[str, Any]
+    rerank: dict[str, Any]
+    from_prior: bool
+
+
+def _plan(strategy: str, reranking: Reranking | None, given: Mapping[str, Any]) -> _Plan:
     variant, reranked = split_variant(strategy)
     base, ablation = split_ablation(variant)
-    options = {**given, **ablation}
     if reranked and reranking is None:
         raise ValueError(f"{strategy} is a reranked variant, and no reranker was given")
+    if base not in STRATEGIES:
+        raise ValueError(f"unknown strategy {base!r}")
     rerank = {"reranker": reranking.model, "rerank_depth": reranking.depth} if reranked else {}
-    scores, latencies, calls, tokens, traces = [], [], [], [], []
-    for question in questions.questions:
-        started = time.perf_counter()
-        result = memory.query(question.text, strategy=base, k=depth, options=options, **rerank)
-        latencies.append((time.perf_counter() - started) * 1000.0)
-        calls.append(float(result.explanation.get("llm_calls", 0) or 0))
-        tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
-        hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
-        question_score = question_scores(questions.benchmark, question, hits)
-        if questions.benchmark == "locomo" and session_unit:
-            sessions = memory.query(
-                question.text, strategy=base, k=depth, options=options, unit="session", **rerank
-            )
-            units = [h.provenance | {"segment_id": h.segment_id} for h in sessions.hits]
-            question_score |= session_unit_scores(question, units)
-        scores.append(question_score)
-        traces.append(_trace(questions.benchmark, question, result))
-    by_group = grouped_means(scores, [q.category for q in questions.questions])
-    rows = [
-        {
-            "strategy": strategy,
-            "metric": metric if group == "overall" else f"{metric}[{group}]",
-            "value": value,
+    from_prior = base == "hybrid" or base in GRAPH_STRATEGIES
+    return _Plan(base, {**given, **ablation}, rerank, from_prior)
+
+
+def _prior_ms(
+    memory: Memory, text: str, depth: int, options: Mapping[str, Any], plans: Iterable[_Plan]
+) -> float:
+    """Compute the question's `hybrid` prior, as the strategies will ask for it, when one
+    of `plans` starts from it (into the view's cache of kept rankings); its time in ms."""
+    if not any(plan.from_prior and not plan.rerank for plan in plans):
+        return 0.0
+    started = time.perf_counter()
+    context = QueryContext(text, depth, None, is_speculative(text), dict(options), depth)
+    flat_prior(memory._view, context)
+    return (time.perf_counter() - started) * 1000.0
+
+
+def _ask(
+    memory: Memory,
+    benchmark: str,
+    question: RetrievalQuestion,
+    plan: _Plan,
+    depth: int,
+    session_unit: bool,
+) -> tuple[dict[str, float], float, QueryResult, QuestionTrace]:
+    """One strategy's scores of one question, its latency in ms, its result and trace."""
+    asked = {"strategy": plan.base, "k": depth, "options": plan.options, **plan.rerank}
+    started = time.perf_counter()
+    result = memory.query(question.text, **asked)
+    latency = (time.perf_counter() - started) * 1000.0
+    hits = [h.provenance | {"segment_id": h.segment_id} for h in result.hits]
+    scores = question_scores(benchmark, question, hits)
+    if benchmark == "locomo" and session_unit:
+        sessions = memory.query(question.text, unit="session", **asked)
+        units = [h.provenance | {"segment_id": h.segment_id} for h in sessions.hits]
+        scores |= session_unit_scores(question, units)
+    return scores, latency, result, _trace(benchmark, question, result)
+
+
+@dataclass
+class _Tally:
+    """One strategy's answers so far: scores, latencies, LLM use and traces per question."""
+
+    scores: list[dict[str, float]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    calls: list[float] = field(default_factory=list)
+    tokens: list[float] = field(default_factory=list)
+    traces: list[QuestionTrace] = field(default_factory=list)
+
+    def add(
+        self, asked: tuple[dict[str, float], float, QueryResult, QuestionTrace], shared_ms: float
+    ) -> None:
+        """Add one question's answer (`_ask`), with the shared prior's time in ms."""
+        scores, latency, result, trace = asked
+        self.scores.append(scores)
+        self.latencies.append(latency + shared_ms)
+        self.calls.append(float(result.explanation.get("llm_calls", 0) or 0))
+        self.tokens.append(float(result.explanation.get("llm_tokens", 0) or 0))
+        self.traces.append(trace)
+
+    def rows(self, strategy: str, questions: QuestionSet) -> list[dict[str, object]]:
+        """Rows (strategy, metric, value): the means per category and overall, and costs."""
+        by_group = grouped_means(self.scores, [q.category for q in questions.questions])
+        rows = [
+            {
+                "strategy": strategy,
+                "metric": metric if group == "overall" else f"{metric}[{group}]",
+                "value": value,
+            }
+            for group, values in by_group.items()
+            for metric, value in values.items()
+        ]
+        summary = {
+            "questions": float(len(questions.questions)),
+            "latency_p50_ms": percentile(self.latencies, 50),
+            "latency_p95_ms": percentile(self.latencies, 95),
+            "llm_calls_per_query": mean(self.calls),
+            "llm_tokens_per_query": mean(self.tokens),
         }
-        for group, values in by_group.items()
-        for metric, value in values.items()
-    ]
-    summary = {
-        "questions": float(len(questions.questions)),
-        "latency_p50_ms": percentile(latencies, 50),
-        "latency_p95_ms": percentile(latencies, 95),
-        "llm_calls_per_query": mean(calls),
-        "llm_tokens_per_query": mean(tokens),
-    }
-    summary_rows = [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
-    return rows + summary_rows, traces
+        return rows + [{"strategy": strategy, "metric": m, "value": v} for m, v in summary.items()]
 
 
 def _trace(benchmark: str, question: RetrievalQuestion, result: QueryResult) -> QuestionTrace:

@@ -1,0 +1,87 @@
+"""`kgmem eval retrieval --jobs N`: an evaluation's strategies split over N processes.
+
+Each process opens the same snapshot (`Memory.open` with its id) and runs
+`memory.evaluation.retrieval_scores` on its share of the strategies, over every question;
+the shares are dealt round-robin in the order given, so the slow graph strategies spread
+over the processes. Rows, traces and errors come back in the order the strategies were
+given, so the figures are those of one process. Processes are started by spawning, not
+forking: the parent holds LanceDB's and the encoders' threads, which a fork would copy
+without their owners.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from memory.evaluation import Reranking, RetrievalRun, retrieval_scores
+from memory.memory import Memory
+from transforms.evaluation.retrieval_questions import QuestionSet
+
+
+def scores_in_processes(
+    memory: Memory,
+    questions: QuestionSet,
+    strategies: Sequence[str],
+    reranking: Reranking | None,
+    options: Mapping[str, Any] | None,
+    session_unit: bool,
+    progress: Path | None,
+    jobs: int,
+) -> RetrievalRun:
+    """`retrieval_scores` of `strategies`, their shares run in `jobs` processes at once."""
+    home = memory._view.home
+    if home is None:
+        raise ValueError("--jobs needs a snapshot opened from a workspace folder")
+    shares = [list(strategies[i::jobs]) for i in range(min(jobs, len(strategies)))]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(len(shares), mp_context=context) as pool:
+        futures = [
+            pool.submit(
+                _share,
+                str(home),
+                memory.snapshot.snapshot_id,
+                questions,
+                share,
+                reranking,
+                dict(options or {}),
+                session_unit,
+                progress,
+            )
+            for share in shares
+        ]
+        parts = [future.result() for future in futures]
+    return _merged(parts, strategies)
+
+
+def _share(
+    home: str,
+    snapshot_id: str,
+    questions: QuestionSet,
+    strategies: list[str],
+    reranking: Reranking | None,
+    options: dict[str, Any],
+    session_unit: bool,
+    progress: Path | None,
+) -> RetrievalRun:
+    """One process's share: the snapshot opened here, its strategies scored."""
+    with Memory.open(home, snapshot=snapshot_id) as memory:
+        return retrieval_scores(
+            memory, questions, strategies, reranking, options, session_unit, progress
+        )
+
+
+def _merged(parts: list[RetrievalRun], strategies: Sequence[str]) -> RetrievalRun:
+    """The processes' runs as one, rows, traces and errors in the order of `strategies`."""
+    order = {strategy: index for index, strategy in enumerate(strategies)}
+    run = RetrievalRun()
+    rows = [row for part in parts for row in part.rows]
+    run.rows = sorted(rows, key=lambda row: order[str(row["strategy"])])
+    traces = {s: t for part in parts for s, t in part.traces.items()}
+    errors = {s: e for part in parts for s, e in part.errors.items()}
+    run.traces = {s: traces[s] for s in strategies if s in traces}
+    run.errors = {s: errors[s] for s in strategies if s in errors}
+    return run
