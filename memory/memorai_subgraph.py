@@ -192,14 +192,21 @@ def provenance_of(view: SnapshotView, query: QueryContext) -> ProvenanceStructur
         is_entity = np.zeros(links.shape[1], bool)
         is_entity[index.entity_node[index.entity_node >= 0]] = True
         nodes = np.flatnonzero(~is_entity)
-        view.cache[key] = with_nodes(structure_of(view, query), links[:, nodes].tocsr(), nodes)
+        view.cache[key] = with_nodes(
+            structure_of(view, query), links[:, nodes].tocsr(), nodes, index.next_segment
+        )
     return view.cache[key]
 
 
 def with_nodes(
-    core: Structure, segment_nodes: sp.csr_matrix, node_positions: np.ndarray
+    core: Structure,
+    segment_nodes: sp.csr_matrix,
+    node_positions: np.ndarray,
+    next_segment: np.ndarray | None = None,
 ) -> ProvenanceStructure:
-    """`core` with the nodes of the segments x nodes incidence `segment_nodes` appended."""
+    """`core` with the nodes of the segments x nodes incidence `segment_nodes` appended,
+    and the turn – next-turn edges of `next_segment` (each segment's next turn, -1: none)
+    between segments."""
     n_e, n_s, n_f = core.n_entities, core.n_segments, core.n_facts
     n_x = segment_nodes.shape[1]
     linked = sp.csr_matrix(segment_nodes, dtype=np.float64, copy=True)
@@ -207,8 +214,10 @@ def with_nodes(
     linked.data[:] = 1.0  # `binary_pattern` would drop the (segment i, node i) entries
     block = sp.vstack([sp.csr_matrix((n_e, n_x)), linked, sp.csr_matrix((n_f, n_x))], format="csr")
 
+    turns = _next_turns(n_e, n_s, n_f, next_segment)
+
     def extended(matrix: sp.csr_matrix) -> sp.csr_matrix:
-        return sp.bmat([[matrix, block], [block.T, None]], format="csr")
+        return sp.bmat([[matrix + turns, block], [block.T, None]], format="csr")
 
     entity_segments = core.adjacency[:n_e, n_e : n_e + n_s]
     counts = np.concatenate(
@@ -227,6 +236,17 @@ def with_nodes(
         np.asarray(node_positions, np.int64),
         counts,
     )
+
+
+def _next_turns(n_e: int, n_s: int, n_f: int, next_segment: np.ndarray | None) -> sp.csr_matrix:
+    """Symmetric 0/1 turn – next-turn edges over [entities | segments | facts]."""
+    n = n_e + n_s + n_f
+    if next_segment is None:
+        return sp.csr_matrix((n, n))
+    turns = np.flatnonzero(np.asarray(next_segment) >= 0)
+    a, b = turns + n_e, np.asarray(next_segment, np.int64)[turns] + n_e
+    ones = np.ones(2 * len(turns))
+    return sp.csr_matrix((ones, (np.r_[a, b], np.r_[b, a])), shape=(n, n))
 
 
 def global_nodes(
@@ -342,6 +362,10 @@ def _lookup(size: int) -> np.ndarray:
     return held[size]
 
 
+TURN_PAIR_SPECIFICITY = 0.5
+"""A turn and its next turn are read as a topic segment of two turns: their edge weighs
+that segment's surrogate similarity, its specificity (1/2) times the mean similarity of
+the two turns, as a session node's edges do (`node_similarity`)."""
 _CARRIER_RANK = np.array([2, 0, 3, 1])
 """Which end of an edge carries its weight, by kind (ENTITY, SEGMENT, FACT, NODE): the
 fact of an edge touching one, else the entity, else the node."""
@@ -373,7 +397,12 @@ def edge_weights(subgraph: QuerySubgraph, similarity: np.ndarray) -> sp.csr_matr
     `similarity` is per local node (segments' values unused). Pass ones for the uniform
     (w = 1) variant."""
     edges = subgraph.adjacency.tocoo()
-    rank = _CARRIER_RANK[subgraph.kinds]
+    kinds = subgraph.kinds
+    rank = _CARRIER_RANK[kinds]
     carrier = np.where(rank[edges.row] >= rank[edges.col], edges.row, edges.col)
-    weights = np.asarray(similarity, dtype=np.float64)[carrier]
+    similarity = np.asarray(similarity, dtype=np.float64)
+    weights = similarity[carrier]
+    turns = (kinds[edges.row] == SEGMENT) & (kinds[edges.col] == SEGMENT)
+    pair = np.maximum(similarity[edges.row[turns]], 0) + np.maximum(similarity[edges.col[turns]], 0)
+    weights[turns] = TURN_PAIR_SPECIFICITY * pair / 2
     return sp.csr_matrix((weights, (edges.row, edges.col)), shape=edges.shape)

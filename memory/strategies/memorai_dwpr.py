@@ -167,6 +167,21 @@ def query_similarity(
     )
 
 
+def prior_seed(graph: MemoryGraph, subgraph: QuerySubgraph, mass: dict[str, float]) -> np.ndarray:
+    """The seed vector (Eq. 2) over G_q's local order: each segment's similarity to the
+    query as the flat prior measures it (its mass in `FlatPrior.distribution`, the softmax
+    of the fused `hybrid` scores), 0 for the other nodes and for segments outside the
+    prior's pool."""
+    reset = np.zeros(subgraph.size)
+    positions = np.fromiter((graph.segment_position[s] for s in mass), np.int64, len(mass))
+    at = np.searchsorted(subgraph.segments, positions)
+    inside = at < len(subgraph.segments)
+    inside[inside] = subgraph.segments[at[inside]] == positions[inside]
+    values = np.fromiter(mass.values(), np.float64, len(mass))
+    reset[len(subgraph.entities) + at[inside]] = values[inside]
+    return reset
+
+
 @dataclass(frozen=True)
 class Traversal:
     """A query's DW-PR over its subgraph and the blend with the flat ranking: all of
@@ -216,9 +231,10 @@ def _traverse(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Tr
     )
     similarity = query_similarity(view, graph, subgraph, view.embed_query(query.text))
     carried = np.ones(subgraph.size) if params.uniform_weights else similarity
+    reset = prior_seed(graph, subgraph, prior.distribution())
     result = dwpr.dynamic_weighted_pagerank(
         edge_weights(subgraph, carried),
-        similarity,
+        reset,
         damping=params.damping,
         tolerance=params.tolerance,
         max_iterations=params.max_iterations,
