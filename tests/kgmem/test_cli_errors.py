@@ -5,6 +5,7 @@ light ones before Dagster is imported, leaving nothing in the workspace."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -116,3 +117,24 @@ def test_root_cause_names_the_innermost_error_in_one_line():
         'executing op "entity_mentions":\n', [], "DagsterExecutionStepExecutionError", inner
     )  # fmt: skip
     assert root_cause(outer) == "OSError: spaCy model 'x' is missing"
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_build_stops_it_in_one_line_with_exit_130(tmp_path):
+    build = subprocess.Popen(
+        [str(Path(sys.executable).parent / "kgmem"), "build", "--collection", "c",
+         "--input", SAMPLE, "--home", str(tmp_path / "home"), "--fusion-encoder", "none"],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    lines = []
+    for line in build.stderr:  # not a terminal: a line per stage start
+        lines.append(line)
+        if "entity_mentions started" in line:
+            break
+    build.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    rest = build.stderr.read()
+    assert build.wait(120) == 130
+    assert time.monotonic() - started < 30  # 221 lines and minutes more before
+    errors = [x for x in rest.splitlines() if x.strip() and "c: " not in x]  # not progress
+    assert len(errors) == 1 and errors[0].startswith("interrupted"), rest
