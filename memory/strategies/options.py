@@ -122,12 +122,9 @@ OPTIONS: dict[str, dict[str, Rule]] = {
     "kgermar_fusion": {
         **GRAPH,
         "bank_budget": choice("k", "split"),
-        "kg_budget": whole,
         "entity_k": count,
-        "kg_segments": choice("on", "off"),
-        "kg_entities": choice("on", "off"),
-        "kg_links": choice("on", "off"),
-        "kg_layers": count,
+        "node_share": fraction,
+        "layers": count,
         "fusion_weights": anything,
     },
     "real_beam": {

@@ -3,6 +3,9 @@ invalid value is a one-line error naming it, before the snapshot opens."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from kgmem.cli.app import main
@@ -34,7 +37,7 @@ def test_unknown_keys_and_invalid_values_are_refused(strategy, options, message)
 def test_valid_options_pass():
     check_options("gram_paths", {"max_length": 2, "flat_share": 0.3, "vector_probes": 0})
     check_options("personalai_beam", {"bs_max_paths": 5, "bs_mean_alpha": 0.5})
-    check_options("kgermar_fusion", {"bank_budget": "split", "kg_links": "off"})
+    check_options("kgermar_fusion", {"bank_budget": "split", "node_share": 0.5, "layers": 2})
 
 
 def test_query_refuses_a_bad_option_in_one_line(tmp_path, capsys):
@@ -42,3 +45,17 @@ def test_query_refuses_a_bad_option_in_one_line(tmp_path, capsys):
     assert main([*argv, "--home", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == ["error: --option max_length=-5: must be a whole number >= 1"]
+
+
+def test_every_option_a_strategy_reads_is_declared():
+    """A key read in the query package (`options.get("key"`) but declared for no strategy
+    would be refused by `kgmem query`: this catches a new option added without its rule."""
+    root = Path(__file__).parents[2]
+    sources = [*(root / "memory").rglob("*.py"), root / "transforms" / "traversal_blend.py"]
+    read = {
+        m.group(1)
+        for path in sources
+        for m in re.finditer(r'(?:\bo|options)\.get\(\s*"([a-z_]+)"', path.read_text())
+    }
+    declared = set().union(*OPTIONS.values())
+    assert read - declared == set()
