@@ -239,8 +239,7 @@ def _temporal(args: argparse.Namespace) -> int:
     documents.write_text(
         "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dataset.documents)
     )
-    if build_with_progress(args.collection, [str(documents)], workspace) is None:
-        return 1
+    build_with_progress(args.collection, [str(documents)], workspace)
     config = {"dataset": args.dataset, "max_articles": args.articles}
     failed = evaluate_collection(
         args.collection,
@@ -304,8 +303,7 @@ def _retrieval(args: argparse.Namespace) -> int:
     workspace = Workspace.at(args.home)
     collection = args.collection or args.benchmark
     settings = load_settings(workspace.root, {} if args.llm else {"llm_backend": "none"})
-    if build_with_progress(collection, [str(corpus)], workspace, settings) is None:
-        return 1
+    build_with_progress(collection, [str(corpus)], workspace, settings)
     config = {
         "benchmark": args.benchmark,
         "dataset": str(dataset),
