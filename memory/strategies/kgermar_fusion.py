@@ -309,11 +309,11 @@ def _structural_segments(
     positions = np.fromiter(seeds, np.int64, len(seeds))
     values = np.fromiter(seeds.values(), np.float64, len(seeds))
     layers = int(query.options.get("layers", LAYERS))
-    scores = np.where(view.retrievable_segments, rgcn.propagate(positions, values, layers), 0.0)
+    reached, scores = rgcn.propagate(positions, values, layers)
+    kept = view.retrievable_segments[reached] & (scores > 0)
+    reached, scores = reached[kept], scores[kept]
     ids = view.node_names.segment_ids
-    return [
-        (ids[i], round(float(scores[i]), 9)) for i in top_positions(scores, budget) if scores[i] > 0
-    ]
+    return [(ids[reached[i]], round(float(scores[i]), 9)) for i in top_positions(scores, budget)]
 
 
 def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:
