@@ -28,9 +28,12 @@ from dagster_project.resources.settings import PipelineSettings
 SETTINGS_FILE = "kgmem.toml"
 
 
-def file_settings(home: Path) -> dict[str, Any]:
-    """The settings in `home`'s settings file (none when it has no file), checked by name."""
-    path = home / SETTINGS_FILE
+def file_settings(home: Path, given: Path | None = None) -> dict[str, Any]:
+    """The settings in the file `given` (`--settings`; it must exist), else in `home`'s
+    settings file (none when it has no file), checked by name."""
+    path = given or home / SETTINGS_FILE
+    if given is not None and not given.is_file():
+        raise ValueError(f"{given}: settings file not found")
     if not path.is_file():
         return {}
     try:
@@ -44,14 +47,17 @@ def file_settings(home: Path) -> dict[str, Any]:
     return values
 
 
-def load_settings(home: Path, overrides: Mapping[str, Any] = {}) -> PipelineSettings:
-    """`PipelineSettings` from `home`'s settings file, with `overrides` (command-line flags
-    that were given) on top."""
-    from_file = file_settings(home)
+def load_settings(
+    home: Path, overrides: Mapping[str, Any] = {}, given: Path | None = None
+) -> PipelineSettings:
+    """`PipelineSettings` from the settings file `given`, else `home`'s, with `overrides`
+    (command-line flags that were given) on top."""
+    from_file = file_settings(home, given)
     try:
         return PipelineSettings(**{**from_file, **overrides})
     except pydantic.ValidationError as exc:
         error = exc.errors()[0]
         key = str(error["loc"][0]) if error["loc"] else "?"
-        where = f"{home / SETTINGS_FILE}: " if key in from_file and key not in overrides else ""
+        source = given or home / SETTINGS_FILE
+        where = f"{source}: " if key in from_file and key not in overrides else ""
         raise ValueError(f"{where}setting {key!r}: {error['msg']}") from None

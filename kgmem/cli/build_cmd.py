@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgmem.cli.beam_args import add_beam_arguments, beam_overrides
 from kgmem.cli.build_checks import check_models, check_request
+from kgmem.cli.build_options import add_build_options, build_overrides, settings_file
 from kgmem.cli.common import INTERRUPTED, LOG_FILE, add_data_url, add_home, console, out
 from stores.workspace import Workspace
 from transforms.progress import Progress as StageProgress
@@ -29,28 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="materialise every stage of a collection")
     build.add_argument("--collection", required=True, help="collection (partition) name")
     build.add_argument("--input", action="append", required=True, help="file or folder; repeatable")
-    build.add_argument("--chunk-tokens", type=int, help="token budget of a document chunk")
-    build.add_argument("--spacy-model", help="spaCy package name or path for NER and parsing")
-    build.add_argument("--ner-backend", choices=["spacy", "hf"], help="NER backend")
-    build.add_argument("--ner-model", help="NER model: spaCy package/path or HF model id/path")
-    build.add_argument(
-        "--encoder",
-        help="encoder of every table: sentence-transformers model id or path, "
-        "or packaged:multilingual-e5-small",
-    )
-    build.add_argument(
-        "--fusion-encoder",
-        help="second encoder of segments for the hybrid strategy "
-        "(default packaged:multilingual-e5-small; 'none' turns it off)",
-    )
-    llm = build.add_mutually_exclusive_group()
-    llm.add_argument(
-        "--llm",
-        metavar="BACKEND",
-        help="LLM triplet stage backend: llama_cpp, openai, transformers",
-    )
-    llm.add_argument("--no-llm", action="store_true", help="skip the LLM triplet stage")
-    add_beam_arguments(build)
+    add_build_options(build)
     add_home(build)
     add_data_url(build)
     return build
@@ -60,18 +39,8 @@ def run(args: argparse.Namespace) -> int:
     check_request(args.collection, args.input)  # before Dagster loads: in well under a second
     from dagster_project.resources.settings_file import load_settings
 
-    overrides = {
-        "chunk_tokens": args.chunk_tokens,
-        "spacy_model": args.spacy_model,
-        "ner_backend": args.ner_backend,
-        "ner_model": args.ner_model,
-        "encoder_model": args.encoder,
-        "fusion_encoder": args.fusion_encoder,
-        "llm_backend": "none" if args.no_llm else args.llm,
-    }
-    overrides = {k: v for k, v in overrides.items() if v is not None}
     workspace = Workspace.at(args.home)
-    settings = load_settings(workspace.root, {**overrides, **beam_overrides(args)})
+    settings = load_settings(workspace.root, build_overrides(args), settings_file(args))
     check_models(settings)
     summaries = build_with_progress(args.collection, args.input, workspace, settings)
     out.print(summary_table(summaries))
@@ -171,8 +140,10 @@ class StageWatcher:
         progress_file: Callable[[str], Path],
         show: Callable[[str], None],
         log: Callable[[str], None] | None,
+        describe: Callable[[StageProgress], str] = StageProgress.describe,
     ) -> None:
         self.progress_file, self.show, self.log = progress_file, show, log
+        self.describe = describe
         self.stage: str | None = None
         self.started = time.time()
         self.stopped = threading.Event()
@@ -208,7 +179,7 @@ class StageWatcher:
             found = self._current(stage) if stage else None
             if stage is None or found is None:
                 continue
-            text = f"{stage} {found.describe()}"
+            text = f"{stage} {self.describe(found)}"
             if text != shown and stage == self.stage:
                 self.show(text)
                 shown = text

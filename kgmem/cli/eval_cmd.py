@@ -15,8 +15,9 @@ the trained pair classifier is scored on the documents it held out) and prints i
 strategy with and without the question's reference time.
 
     kgmem eval retrieval --benchmark locomo|musique [--strategies all|NAME,...]
-        [--input PATH] [--dataset QUESTIONS] [--questions N] [--llm] [--json]
+        [--input PATH] [--dataset QUESTIONS] [--questions N] [--json] [--jobs N]
         [--misses FILE] [--reranker MODEL [--rerank-depth N]]
+        [--settings FILE] [build options of `kgmem build`: --chunk-tokens N, --llm BACKEND, ...]
 
 `retrieval` builds the benchmark's corpus as a collection (`locomo` / `musique` unless
 `--collection`; LoCoMo's conversations, MuSiQue's passage corpus), then runs the
@@ -25,9 +26,13 @@ snapshot and prints the side-by-side table (MuSiQue passage recall@2/5 and MRR; 
 turn- and session-level recall@3/5/10). Relative dataset paths, and the benchmark's
 default files (LoCoMo: `locomo/locomo10_dev.json`; MuSiQue:
 `musique/musique_train_corpus.json` and `musique/musique_train.json`), are found under
-`--data` (default `$KGMEM_DATA`). The build runs without the LLM triplet stage by default
-(llm_backend "none"), so a benchmark builds in minutes; `--llm` keeps the LLM stage
-configured in `<home>/kgmem.toml` or `$KGMEM_LLM_BACKEND`. An unchanged corpus reuses its snapshot.
+`--data` (default `$KGMEM_DATA`). The build takes `kgmem build`'s options and `--settings FILE`
+(default `<home>/kgmem.toml`), without the LLM triplet stage unless `--llm BACKEND` or the
+`--settings` file names one, so a benchmark builds in minutes. Settings other than the
+defaults name the collection after them (`locomo-<digest>`), and they are recorded in the
+evaluation's metadata and reports. An unchanged corpus reuses its snapshot. While the
+strategies run, the strategy, questions done of total and the time elapsed are shown;
+`--jobs N` splits the strategies over N processes (the same figures).
 `--misses FILE` writes, for each gold passage (MuSiQue: outside the first 5; LoCoMo turns:
 outside the first 10) a strategy missed, its rank under every strategy and the seeds, flat
 ranking and paths that the strategy used: the place to start when a strategy trails.
@@ -46,6 +51,7 @@ from pathlib import Path
 from rich.table import Table
 
 from kgmem.cli.build_cmd import build_with_progress
+from kgmem.cli.build_options import add_build_options, build_overrides, settings_file
 from kgmem.cli.common import add_home, console, out
 from stores.workspace import Workspace
 
@@ -88,9 +94,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--questions", type=int, help="retrieval: only the first N questions")
     evaluate.add_argument(
-        "--llm",
-        action="store_true",
-        help="retrieval: keep the configured LLM triplet stage (default: llm_backend none)",
+        "--jobs",
+        type=int,
+        default=1,
+        help="retrieval: processes the strategies are split over (default 1)",
     )
     evaluate.add_argument(
         "--misses",
@@ -112,6 +119,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--json", action="store_true", help="machine-readable rows")
     add_home(evaluate)
+    add_build_options(evaluate.add_argument_group("build options (retrieval)"))
     return evaluate
 
 
@@ -270,8 +278,14 @@ def _retrieval(args: argparse.Namespace) -> int:
     from dagster_project.automation.jobs import RETRIEVAL_JOB
     from dagster_project.build import evaluate_collection
     from dagster_project.definitions import kgmem_definitions
-    from dagster_project.resources.settings_file import load_settings
-    from memory.evaluation import RERANKED, RERANKED_BY_DEFAULT, base_strategy, split_variant
+    from kgmem.cli.eval_progress import evaluation_progress
+    from memory.evaluation import (
+        RERANKED,
+        RERANKED_BY_DEFAULT,
+        base_strategy,
+        evaluated_names,
+        split_variant,
+    )
     from memory.reranker import RERANK_DEPTH
     from memory.strategies.names import STRATEGY_NAMES
     from stores.evaluation_results import evaluation_rows, newest_snapshot
@@ -300,10 +314,14 @@ def _retrieval(args: argparse.Namespace) -> int:
         dataset = Path(args.dataset)
     else:  # LoCoMo's questions are in its corpus file
         dataset = data_path(args, default_questions) if default_questions else corpus
+    if args.jobs < 1:
+        console.print(f"[red]--jobs must be at least 1, got {args.jobs}[/red]")
+        return 2
     workspace = Workspace.at(args.home)
-    collection = args.collection or args.benchmark
-    settings = load_settings(workspace.root, {} if args.llm else {"llm_backend": "none"})
+    settings = eval_settings(workspace, args)
+    collection = args.collection or eval_collection(args.benchmark, settings)
     build_with_progress(collection, [str(corpus)], workspace, settings)
+    recorded = settings.model_dump(mode="json")
     config = {
         "benchmark": args.benchmark,
         "dataset": str(dataset),
@@ -312,29 +330,64 @@ def _retrieval(args: argparse.Namespace) -> int:
         "reranker": args.reranker,
         "rerank_depth": args.rerank_depth or RERANK_DEPTH,
         "misses": str(Path(args.misses).resolve()) if args.misses else None,
+        "jobs": args.jobs,
+        "build_settings": json.dumps(recorded),
     }
-    failed = evaluate_collection(
-        collection,
-        workspace,
-        kgmem_definitions(),
-        RETRIEVAL_JOB,
-        {
-            "retrieval_evaluation": config,
-            "retrieval_comparison": {"benchmark": args.benchmark},
-        },
-    )
+    names = evaluated_names(strategies)
+    with evaluation_progress(workspace, collection, names, args.jobs):
+        failed = evaluate_collection(
+            collection,
+            workspace,
+            kgmem_definitions(),
+            RETRIEVAL_JOB,
+            {
+                "retrieval_evaluation": config,
+                "retrieval_comparison": {
+                    "benchmark": args.benchmark,
+                    "build_settings": config["build_settings"],
+                },
+            },
+        )
     warehouse = Warehouse(str(workspace.root))
     snapshot = newest_snapshot(warehouse, collection)
     rows = evaluation_rows(warehouse, collection, snapshot, args.benchmark)
     if args.json:
         print(json.dumps(rows, indent=2))
         return _failed_checks(failed)
-    print(comparison_markdown(args.benchmark, rows, snapshot))
+    print(comparison_markdown(args.benchmark, rows, snapshot, recorded))
     out.print(
         f"{len(by_strategy(rows))} strategies; results in {workspace.root / 'results'}",
         highlight=False,
     )
     return _failed_checks(failed)
+
+
+def eval_settings(workspace: Workspace, args: argparse.Namespace):  # noqa: ANN201 (Dagster)
+    """The build settings of an evaluation: the build options given over the settings
+    file (`--settings`, else the workspace's), without the LLM triplet stage unless
+    `--llm BACKEND` or a `--settings` file names one, so a benchmark builds in minutes."""
+    from dagster_project.resources.settings_file import file_settings, load_settings
+
+    given = settings_file(args)
+    overrides = build_overrides(args)
+    named = given is not None and "llm_backend" in file_settings(workspace.root, given)
+    if "llm_backend" not in overrides and not named:
+        overrides["llm_backend"] = "none"
+    return load_settings(workspace.root, overrides, given)
+
+
+def eval_collection(benchmark: str, settings: object) -> str:
+    """The collection an evaluation builds: the benchmark's name with the default build
+    settings (LLM stage off), else the name and a digest of the settings that differ
+    (`locomo-1f0c2a9b`), so evaluations of two build options keep a snapshot each
+    instead of rebuilding one collection back and forth."""
+    from dagster_project.resources import PipelineSettings
+    from transforms.ids import content_id
+
+    default = PipelineSettings(llm_backend="none").model_dump(mode="json")
+    chosen = settings.model_dump(mode="json")  # type: ignore[attr-defined]
+    changed = {key: value for key, value in chosen.items() if default.get(key) != value}
+    return f"{benchmark}-{content_id(changed)[:8]}" if changed else benchmark
 
 
 def _failed_checks(failed: list[str]) -> int:

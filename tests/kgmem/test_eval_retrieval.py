@@ -95,6 +95,10 @@ def test_eval_retrieval_locomo_slice(locomo_workspace, capsys: pytest.CaptureFix
         assert all(0.0 <= v <= 1.0 for v in turn + session)
     assert any(metric.startswith("turn_recall@5[") for _, metric in values)
     assert values[("bm25", "turn_recall@10")] > 0.0
+    results = folder / "home" / "results"
+    report = json.loads((results / "retrieval_locomo.json").read_text())
+    assert report["build_settings"]["llm_backend"] == "none" and report["rows"]
+    assert "`llm_backend=none`" in (results / "retrieval_locomo.md").read_text()
 
 
 @needs_locomo

@@ -48,14 +48,18 @@ def by_strategy(rows: Iterable[Mapping[str, object]]) -> dict[str, dict[str, flo
 
 
 def comparison_markdown(
-    benchmark: str, rows: Iterable[Mapping[str, object]], snapshot_id: str
+    benchmark: str,
+    rows: Iterable[Mapping[str, object]],
+    snapshot_id: str,
+    settings: Mapping[str, object] | None = None,
 ) -> str:
-    """Markdown: headline metrics and costs per strategy, then per-category breakdowns."""
+    """Markdown: headline metrics and costs per strategy, then per-category breakdowns;
+    with `settings`, the build settings of the snapshot first (`settings_line`)."""
     table = by_strategy(rows)
-    parts = [
-        f"**{benchmark}** retrieval, snapshot `{snapshot_id}`\n",
-        _markdown_table(table, [*RECALL_METRICS[benchmark], *COST_METRICS]),
-    ]
+    parts = [f"**{benchmark}** retrieval, snapshot `{snapshot_id}`\n"]
+    if settings:
+        parts.append(settings_line(settings) + "\n")
+    parts.append(_markdown_table(table, [*RECALL_METRICS[benchmark], *COST_METRICS]))
     if UNIT_METRICS[benchmark] and any(
         m in values for values in table.values() for m in UNIT_METRICS[benchmark]
     ):
@@ -75,6 +79,13 @@ def comparison_markdown(
             parts.append(f"\n{metric} per question category\n")
             parts.append(_markdown_table(table, columns))
     return "\n".join(parts) + "\n"
+
+
+def settings_line(settings: Mapping[str, object]) -> str:
+    """The build settings as one Markdown line, `key=value` in key order, so that two
+    evaluations' reports show what they were built with."""
+    pairs = ", ".join(f"`{key}={settings[key]}`" for key in sorted(settings))
+    return f"build settings: {pairs}"
 
 
 def _markdown_table(table: Mapping[str, Mapping[str, float]], columns: list[str]) -> str:

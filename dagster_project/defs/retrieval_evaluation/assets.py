@@ -43,6 +43,7 @@ from transforms.evaluation.retrieval_report import (
     recall_plot_png,
 )
 from transforms.ids import content_id
+from transforms.progress import start_progress
 
 BENCHMARKS = tuple(RECALL_METRICS)
 ASSET = "retrieval_evaluation"
@@ -63,6 +64,10 @@ class RetrievalEvaluationConfig(dg.Config):
     reranker: str | None = Field(None, description="cross-encoder of the NAME+rerank variants")
     rerank_depth: int = Field(RERANK_DEPTH, description="passages the reranker reorders")
     misses: str | None = Field(None, description="JSONL file for the missed gold units")
+    jobs: int = Field(1, description="processes the strategies are split over")
+    build_settings: str = Field(
+        "{}", description="JSON: the build settings the evaluated snapshot was built with"
+    )
     regression_margin: float = Field(
         0.02,
         description="a strategy's check fails when a recall metric (or MRR) drops by more "
@@ -72,6 +77,9 @@ class RetrievalEvaluationConfig(dg.Config):
 
 class RetrievalComparisonConfig(dg.Config):
     benchmark: str = Field(description="locomo or musique")
+    build_settings: str = Field(
+        "{}", description="JSON: the build settings the evaluated snapshot was built with"
+    )
 
 
 def check_name(strategy: str) -> str:
@@ -106,9 +114,13 @@ def retrieval_evaluation(
     if config.benchmark not in BENCHMARKS:
         raise ValueError(f"benchmark must be one of {BENCHMARKS}, not {config.benchmark!r}")
     strategies = evaluated_names(config.strategies)
+    settings = json.loads(config.build_settings)
     snapshot_id = newest_snapshot(warehouse, collection)
     fingerprint = content_id(
-        snapshot_id, config.model_dump(exclude={"misses"}), strategies, ranking_code_digest()
+        snapshot_id,
+        config.model_dump(exclude={"misses", "jobs"}),
+        strategies,
+        ranking_code_digest(),
     )
     if warehouse.fingerprint_unchanged(collection, ASSET, fingerprint):
         return _skipped(
@@ -119,7 +131,11 @@ def retrieval_evaluation(
             config.benchmark, config.dataset, snapshot_segments(memory), config.questions
         )
         reranking = Reranking(config.reranker, config.rerank_depth) if config.reranker else None
-        run = retrieval_scores(memory, questions, strategies, reranking)
+        progress = warehouse.workspace.progress_file(collection, ASSET)
+        start_progress(progress, len(strategies) * len(questions.questions), "questions")
+        run = retrieval_scores(
+            memory, questions, strategies, reranking, progress=progress, jobs=config.jobs
+        )
     if config.misses:
         missed = misses(questions, run)
         Path(config.misses).write_text(
@@ -164,8 +180,11 @@ def retrieval_evaluation(
         strategies=dg.MetadataValue.json(strategies),
         questions_skipped=dg.MetadataValue.json(questions.skipped),
         strategy_errors=dg.MetadataValue.json(run.errors),
+        build_settings=dg.MetadataValue.json(settings),
         **{FINGERPRINT_FIELD: questions.fingerprint},
-        results=dg.MetadataValue.md(comparison_markdown(config.benchmark, run.rows, snapshot_id)),
+        results=dg.MetadataValue.md(
+            comparison_markdown(config.benchmark, run.rows, snapshot_id, settings)
+        ),
         **figures,
     )
 
@@ -268,7 +287,8 @@ def retrieval_comparison(
     collection = context.partition_key
     snapshot_id = newest_snapshot(warehouse, collection)
     rows = evaluation_rows(warehouse, collection, snapshot_id, config.benchmark)
-    table = comparison_markdown(config.benchmark, rows, snapshot_id)
+    settings = json.loads(config.build_settings)
+    table = comparison_markdown(config.benchmark, rows, snapshot_id, settings)
     png = recall_plot_png(config.benchmark, rows)
     folder = warehouse.workspace.root / "results"
     folder.mkdir(parents=True, exist_ok=True)
@@ -276,7 +296,9 @@ def retrieval_comparison(
     paths = {suffix: stem.with_suffix(f".{suffix}") for suffix in ("md", "png", "json")}
     paths["md"].write_text(table + f"\n![recall@k per strategy]({paths['png'].name})\n")
     paths["png"].write_bytes(png)
-    paths["json"].write_text(json.dumps(rows, indent=2))
+    report = {"benchmark": config.benchmark, "snapshot_id": snapshot_id}
+    report |= {"build_settings": settings, "rows": rows}
+    paths["json"].write_text(json.dumps(report, indent=2, default=str))
     image = base64.b64encode(png).decode("ascii")
     return stage_result(
         started=started,
@@ -284,6 +306,7 @@ def retrieval_comparison(
         rows_out=len(by_strategy(rows)),
         snapshot_id=snapshot_id,
         benchmark=config.benchmark,
+        build_settings=dg.MetadataValue.json(settings),
         table=dg.MetadataValue.md(table),
         plot=dg.MetadataValue.md(f"![recall@k per strategy](data:image/png;base64,{image})"),
         **{f"{suffix}_file": dg.MetadataValue.path(str(p)) for suffix, p in paths.items()},
