@@ -27,6 +27,7 @@ from memory.memorai_subgraph import (
 )
 from memory.node_vectors import entity_vectors, segment_vectors
 from memory.snapshot_view import QueryContext
+from memory.strategies.memorai_dwpr import prior_seed
 from transforms.graph_structures import binary_pattern
 
 # --- DW-PR on hand-built graphs ---------------------------------------------------------
@@ -384,6 +385,30 @@ def test_k_is_respected_and_weights_matter(graph_memory):
     )
     assert uniform.explanation["parameters"]["edge_weights"] == "uniform"
     assert [h.score for h in uniform] != [h.score for h in dynamic]
+
+
+def test_the_walk_is_blended_with_the_flat_prior(graph_memory):
+    """At flat share 1 the ranking is `hybrid`'s; at 0 it is DW-PR's over the provenance
+    subgraph, whose structural nodes (the sample's documents and topics) it walked."""
+    k = 6
+    flat = [h.segment_id for h in graph_memory.query(PRIYA, strategy="hybrid", k=k)]
+    kept = graph_memory.query(PRIYA, strategy="memorai_dwpr", k=k, options={"flat_share": 1.0})
+    assert [h.segment_id for h in kept] == flat
+    walked = graph_memory.query(PRIYA, strategy="memorai_dwpr", k=k, options={"flat_share": 0.0})
+    assert [h.segment_id for h in walked] != flat
+    explanation = walked.explanation
+    assert explanation["flat_share"] == {"documents": 0.0, "conversations": 0.0}
+    assert explanation["subgraph"]["nodes"] > 0 and explanation["top_nodes"]
+
+
+def test_seed_vector_is_the_prior_mass_of_the_subgraphs_segments():
+    graph = _graph()
+    structure = _provenance(graph)
+    seed = global_nodes(structure, [], [2], [])
+    sub = query_subgraph(structure, seed, seed, 2)  # segments s1, s2, s3
+    reset = prior_seed(graph, sub, {"s2": 0.6, "s0": 0.3, "s3": 0.1})
+    # local order: entities R, X | s1, s2, s3 | f2 | session, speaker; s0 is outside G_q
+    np.testing.assert_allclose(reset, [0, 0, 0, 0.6, 0.1, 0, 0, 0])
 
 
 def test_query_naming_nothing_still_ranks(graph_memory):
