@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     check_options(args.strategy, dict(args.options))
     from memory import Memory
     from memory.answers import query_record
+    from memory.explain import with_segment_heads
 
     with Memory.open(args.home, snapshot=args.snapshot, collection=args.collection) as memory:
         result = memory.query(
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
             options=dict(args.options),
         )
         collection = memory.snapshot.collection
+        explanation = with_segment_heads(result.explanation, memory._view)
     if args.json:
         print(json.dumps(query_record(collection, result), indent=2, ensure_ascii=False))
         return 0
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         f"snapshot {result.snapshot_id})"
     )
     if args.explain:
-        out.print_json(data=result.explanation)
+        out.print_json(data=explanation)
     for hit in result.hits:
         p = hit.provenance
         where = f"{p['title']} [{p['char_start']}:{p['char_end']}]"
@@ -106,4 +108,6 @@ def run(args: argparse.Namespace) -> int:
             )
         for path in hit.paths:
             out.print(f"   [magenta]path[/magenta] {escape(path)}", highlight=False)
+        if args.explain and not hit.paths:
+            out.print(f"   [dim]no path: {result.strategy} records none for this hit[/dim]")
     return 0
