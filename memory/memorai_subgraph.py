@@ -14,6 +14,9 @@ with entity–relation–entity, entity–turn and turn–segment edges):
   description-less concept nodes, the phrase nodes (`transforms.phrases`); speaker, day,
   week and month nodes join them as provenance nodes (who said a turn, when): entity–turn
   edges are every segment – node link of the passage graph (`GraphIndex.segment_nodes`);
+- a turn and its next turn in the same session (`GraphIndex.next_segment`) are the
+  finest topic segment there is (the paper's segments are runs of successive turns): a
+  turn – next-turn edge stands for that two-turn segment's turn–segment–turn path;
 - a relation edge e1 -r-> e2 is reified as a fact node f between e1 and e2 (so it can be a
   seed, carry a vector and be cited on a path), and the fact's `source_segment_ids` (the
   paper's `source_turns`) become fact–segment edges. The typed facts are kept beside the
@@ -27,7 +30,8 @@ carry the same type-specific weight, as the paper defines none for the reverse d
 (`edge_weights`): an edge touching a fact weighs sim(q, fact statement) (Eq. 1, second
 case: the relation's weight); an entity–segment edge sim(q, entity) (Eq. 1, first case);
 a node–segment edge the node's similarity surrogate (`node_similarity`: it has no vector,
-so its specificity times the mean similarity of its segments in G_q).
+so its specificity times the mean similarity of its segments in G_q); a turn – next-turn
+edge that of its two-turn segment (`TURN_PAIR_SPECIFICITY`).
 
 One hop (the paper: "all directly connected turns, entities, and segments") from an entity
 reaches the segments mentioning it, its facts and their other ends (a relation edge is one
@@ -37,8 +41,8 @@ are seeds too (a seed relation edge brings its endpoints).
 
 Where the paper's one hop is too short for our graph: in the paper a seed topic segment
 brings all of its turns in one hop, and its entities link turns of many segments; our
-segments are the turns themselves, so one hop from a seed turn reaches its entities and
-nodes but never another turn, and the second passage of a two-hop question (the article
+segments are the turns themselves, so one hop from a seed turn reaches its entities,
+nodes and adjacent turns but no other turn, and the second passage of a two-hop question (the article
 a passage names, the turn of the same session or day) would stay outside G_q. So the
 seed segments also bring the segments of their *bridges*: the entities and nodes one hop
 from a seed segment that link to at most `BRIDGE_CAP` segments (a specific node: a
