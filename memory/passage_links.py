@@ -79,6 +79,13 @@ class PassageLinks:
         return 1.0 / np.maximum(self.counts, 1)
 
     @functools.cached_property
+    def segment_norms(self) -> np.ndarray:
+        """Per segment, its vector's length as a column (float32, `np.linalg.norm` of each
+        row: the same value as of the row gathered alone), read once per view."""
+        rows = np.asarray(self.segment_vectors, np.float32)
+        return np.linalg.norm(rows, axis=1, keepdims=True)
+
+    @functools.cached_property
     def linkable(self) -> np.ndarray:
         """Per node, whether it may end a link: named by 1 … `HUB_SEGMENTS` segments."""
         return (self.counts >= 1) & (self.counts <= HUB_SEGMENTS)

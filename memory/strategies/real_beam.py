@@ -33,7 +33,10 @@ Options (`QueryContext.options`), paper defaults in brackets:
   (else $KGMEM_LLM_CACHE, else the workspace's `llm_cache.duckdb`);
 - `repairs`: the counterfactual templates enabled (all of `repair.TEMPLATES`; [] for
   none);
-- `seed_nodes` (`SEED_NODES`), `flat_share` (the blend's, per `transforms.traversal_blend`).
+- `seed_nodes` (`SEED_NODES`), `flat_share` (the blend's, per `transforms.traversal_blend`);
+- `untyped_links`: "on" (default) or "off", the typed facts alone (no passage links, no
+  seed nodes as roots): what the untyped relations add, and the graph the repairs'
+  tests read.
 θ_stable is `memory.facts.THETA_STABLE` (0.8), the threshold the fact store applies.
 """
 
@@ -82,11 +85,16 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
     options = dict(query.options)
     params = beam_params(options)
     prior = flat_prior(view, query)
-    links = passage_links(view)
-    focus = np.zeros(links.n_segments, bool)
-    focus[[view.segment_index[s] for s, _ in prior.fused]] = True
+    untyped = str(options.get("untyped_links", "on")).lower()
+    if untyped not in ("on", "off"):
+        raise ValueError(f"option untyped_links must be 'on' or 'off', got {untyped!r}")
+    links = passage_links(view) if untyped == "on" else None
+    focus, seeded = None, []
+    if links is not None:
+        focus = np.zeros(links.n_segments, bool)
+        focus[[view.segment_index[s] for s, _ in prior.fused]] = True
+        seeded = seed_nodes(view, links, prior, int(options.get("seed_nodes", SEED_NODES)))
     space = SearchSpace.of(view, query, params.m, links, focus)
-    seeded = seed_nodes(view, links, prior, int(options.get("seed_nodes", SEED_NODES)))
     anchors = anchor(view, space.graph, query.text, prior.seed_entities(view), links, seeded)
     expected = expected_answer_type(query.text)
     evaluator = evaluator_for(view, query.text, options, space.query_vector, expected)

@@ -229,6 +229,20 @@ def _facts(result) -> set[tuple[str, str, str]]:
     return {(f["head"], f["relation"], f["tail"]) for hit in result for f in hit.facts}
 
 
+def test_untyped_links_reach_segments_the_facts_do_not(graph_memory):
+    """With the passage links, beams take `mentioned_with` / `next_turn` hops whose
+    evidence segments are ranked; with `untyped_links` off, only facts are walked."""
+    linked = graph_memory.query(PRIYA, strategy="real_beam", k=5)
+    untyped = [p for p in linked.explanation["paths"] if "mentioned_with" in p["evidence"]]
+    assert untyped, "an evidence path through an untyped link"
+    assert any(a["linked_by"] == "flat node" for a in linked.explanation["seeds"])
+    typed = graph_memory.query(PRIYA, strategy="real_beam", k=5, options={"untyped_links": "off"})
+    assert not any("mentioned_with" in p["evidence"] for p in typed.explanation["paths"])
+    assert not any(a["linked_by"] == "flat node" for a in typed.explanation["seeds"])
+    with pytest.raises(ValueError, match="untyped_links"):
+        graph_memory.query(PRIYA, strategy="real_beam", k=5, options={"untyped_links": "x"})
+
+
 def test_two_hop_office_city(graph_memory):
     result = graph_memory.query(PRIYA, strategy="real_beam", k=5)
     explanation = result.explanation
@@ -286,8 +300,13 @@ def test_as_of_home_before_and_after_the_move(graph_memory):
 
 
 def test_speculation_repair_recovers_a_hedged_fact_only_when_enabled(graph_memory):
+    """On the typed facts alone (untyped links fill a beam's reliable slots, leaving the
+    repairs no budget): a starved beam recovers the hedged fact."""
     question = "Where does Sam Okafor live?"
-    repaired = graph_memory.query(question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE)
+    typed = {"untyped_links": "off"}
+    repaired = graph_memory.query(
+        question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE, options=typed
+    )
     counterfactual = repaired.explanation["counterfactual"]
     assert counterfactual["reasons"]["no_candidates"] >= 1
     assert counterfactual["repairs"].get("speculation", 0) >= 1
@@ -295,7 +314,7 @@ def test_speculation_repair_recovers_a_hedged_fact_only_when_enabled(graph_memor
     assert hedged and hedged[0]["repairs"] == ["speculation"]
     assert not any("[Lisbon]" in p["path"] and "live_in" in p["path"] for p in hedged)
     plain = graph_memory.query(
-        question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE, options={"repairs": []}
+        question, strategy="real_beam", k=5, valid_at=BEFORE_MOVE, options={**typed, "repairs": []}
     )
     assert plain.explanation["counterfactual"]["repairs"] == {}
     assert not any("live_in" in p["path"] for p in plain.explanation["paths"])
