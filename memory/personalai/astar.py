@@ -12,7 +12,9 @@ Choices where the paper is silent:
   the hypergraph's adjacency; every step costs 1.
 - The inner product becomes a cost as h(v) = (1 - <e_v, e_target>) / 2 on normalised
   vectors, in [0, 1] and 0 at the target; every other node is at least one step away, so
-  h never overestimates and A* returns a cheapest (fewest-step) path.
+  h never overestimates and A* returns a cheapest (fewest-step) path. Topic, phrase and
+  structural nodes have no vector (`Hypergraph.node_vectors_of`: zero), so h is 1/2 from
+  or towards them, the same for every node: A* is then breadth-first among them.
 - Ties on f = g + h go to the smaller h, then to the earlier push.
 - `max_depth` bounds g (nodes at that depth are not expanded), `max_passed_nodes` bounds
   the expansions; a pair whose target is not reached within them yields no path.
@@ -64,7 +66,7 @@ class Expansions:
     def __init__(self, hypergraph: Hypergraph, targets: Sequence[int]) -> None:
         self._hypergraph = hypergraph
         self._column = {int(t): i for i, t in enumerate(dict.fromkeys(targets))}
-        self._goals = hypergraph.node_vectors[list(self._column)]
+        self._goals = hypergraph.node_vectors_of(list(self._column))
         self._neighbours: dict[int, np.ndarray] = {}
         n_nodes = hypergraph.n_nodes
         self._heuristic = np.zeros((len(self._column), n_nodes), np.float32)
@@ -101,7 +103,8 @@ class Expansions:
         target is computed when first asked for."""
         new = nodes[~self._known[nodes]]
         if len(new):
-            products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
+            vectors = self._hypergraph.node_vectors_of(new)
+            products = np.einsum("ij,kj->ik", vectors, self._goals)
             self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
             self._known[new] = True
         return self._heuristic[self._column[target]][nodes]

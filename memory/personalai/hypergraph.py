@@ -1,30 +1,46 @@
-"""PersonalAI's hybrid graph as sparse incidence matrices: entity (object) nodes joined by
-thesis hyperedges and episodic hyperedges.
+"""PersonalAI's hybrid graph as sparse incidence matrices: object nodes joined by thesis
+hyperedges and episodic hyperedges, built from the LLM-free passage graph.
 
 The paper's graph has object nodes, thesis nodes ("hyperconnections among arbitrary sets
 of nodes") and episodic nodes (the original passages, "hyperconnections linking relevant
-nodes"). Here the object nodes are the snapshot's entities (the positions of
-`MemoryGraph`), and the two kinds of hyperconnection are hyperedges over them:
+nodes"), all three built by an LLM. Here, without one (issue 35), each plays as follows:
 
+- object nodes: the snapshot's entities (the positions of `MemoryGraph`, first), then every
+  other node of the passage graph (`memory.passage_graph`, after them): document topic /
+  title nodes (`topic:`), phrase nodes (`phrase:`), and the document, session, speaker,
+  day, week and month nodes of `transforms.graph_nodes`. They are the concepts the
+  paper's LLM would name: a title or a noun phrase two passages share is the bridge of a
+  two-hop question, as an entity is;
 - thesis hyperedges: every fact of the query's coordinates (a proposition over its head
   and tail, the paper's simple subject–relation–object triplet), and every PersonalAI
   thesis of the LLM stage (`memory.personalai.theses`) over the entities it names,
   resolved through the snapshot's alias index (names that resolve to no entity are
   dropped, a thesis resolving to none is dropped);
-- episodic hyperedges: every segment that mentions an entity, over the entities it
-  mentions (`MemoryGraph.mentions`).
+- episodic hyperedges: every segment, over every passage-graph node it links to
+  (`view.graph_index.segment_nodes`: the entities it mentions, its topics, phrases and
+  structural nodes), so a traversal steps from a query node through a passage to the
+  nodes it shares with another passage.
+
+Hub control (the paper's graphs hold a few thousand passages; it is silent): a node
+linked to more than `MAX_NODE_SEGMENTS` (32) segments joins no episode. A speaker of
+hundreds of turns, a month, a phrase as common as "time" would otherwise join every
+passage to every other in two steps, and each step through it would read all of them;
+by specificity (HippoRAG's 1 / #segments) such a node says nothing about which passage a
+question wants. Its facts still join it to other entities. Chosen on the dev sets (see
+`memory.strategies.personalai`).
 
 A node's hyperedges and a hyperedge's members are CSR rows of the incidence matrix and of
 its transpose; a node's neighbours (nodes sharing a hyperedge) are read off those rows.
 Each hyperedge has a text vector for similarity to the question: the stored fact statement
 vector, the thesis text embedded once per view, the segment's stored vector. Entity nodes
-carry their description vectors (A*'s inner-product heuristic). Hyperedges support
-segments: a fact its source segments, a thesis the segment it was read from, an episode
-itself. The structure is built once per (view, fact coordinates) and cached in the view.
+carry their description vectors (A*'s inner-product heuristic); the other nodes have none.
+Hyperedges support segments: a fact its source segments, a thesis the segment it was read
+from, an episode itself. The structure is built once per (view, fact coordinates, hub
+bound) and cached in the view.
 
 The paper's node-type restrictions "E" (no episodic) and "T" (no thesis) drop those
 hyperedges from the incidence (`restricted`); "O" (no object nodes) has no meaning when
-the objects are the only nodes, so it is refused.
+the hyperedges' members are all object nodes, so it is refused.
 
 A traversal scores 60k-120k hyperedges a query at 1M facts, the hyperedges of the nodes
 it steps from. A node's fact hyperedges are scored from its block of the index's
@@ -45,7 +61,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,7 +70,7 @@ from memory.csr import ranges
 from memory.fact_columns import SelectedRows, StackedRows
 from memory.graph import MemoryGraph, graph_of, search_edge_vectors, search_graph
 from memory.personalai.theses import LlmThesis, read_theses
-from memory.snapshot_view import QueryContext, SnapshotView
+from memory.snapshot_view import NodeNames, QueryContext, SnapshotView
 from transforms.consolidation import normalize_name
 from transforms.embedding import encode
 from transforms.mapped_rows import span_products
@@ -62,6 +78,8 @@ from transforms.mapped_rows import span_products
 FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
 KIND_NAMES = ("fact", "thesis", "episode")
+MAX_NODE_SEGMENTS = 32
+"""Hub control: a passage-graph node linked to more segments joins no episode."""
 RESTRICTIONS = {None: (), "all": (), "E": (EPISODE,), "T": (FACT, THESIS)}
 """The paper's restriction settings -> the hyperedge kinds they bar from traversal."""
 
@@ -78,7 +96,8 @@ class Hypergraph:
     """n_hyperedges x dim, normalised text vectors (`StackedRows` of the mapped fact and
     segment vectors in a snapshot's hypergraph: multiplied block by block, never copied)."""
     node_vectors: np.ndarray
-    """n_nodes x dim, normalised node vectors."""
+    """Normalised node vectors, a row for each of the first nodes (the entities); the
+    nodes after them (topic, phrase, structural) have none (`node_vectors_of`)."""
     supports: sp.csr_matrix
     """n_hyperedges x n_segments, 1 where the hyperedge stands on the segment."""
     refs: np.ndarray
@@ -138,6 +157,14 @@ class Hypergraph:
     def members(self) -> sp.csr_matrix:
         """n_hyperedges x n_nodes: each hyperedge's member nodes."""
         return self.incidence.T.tocsr()
+
+    def node_vectors_of(self, nodes: np.ndarray | Sequence[int]) -> np.ndarray:
+        """The vectors of `nodes`, zero for the nodes without one."""
+        nodes = np.asarray(nodes, np.int64)
+        vectors = np.zeros((len(nodes), self.node_vectors.shape[1]), np.float32)
+        held = nodes < len(self.node_vectors)
+        vectors[held] = self.node_vectors[nodes[held]]
+        return vectors
 
     def hyperedges_of(self, node: int) -> np.ndarray:
         row = self.incidence
@@ -331,6 +358,7 @@ class EdgeSimilarity:
         if self._nodes_scored is None:
             self._nodes_scored = np.zeros(self._blocks.n_nodes, bool)
         nodes = np.asarray(nodes, np.int64)
+        nodes = nodes[nodes < self._blocks.n_nodes]  # topic, phrase, structural: no facts
         fresh = np.unique(nodes[~self._nodes_scored[nodes]])
         if len(fresh):
             self._nodes_scored[fresh] = True
@@ -390,6 +418,15 @@ class PersonalGraph:
     fact_blocks: FactBlocks | None = None
     """Where the index has them, each node's fact hyperedges as one block of rows
     (`EdgeSimilarity.score_nodes`); None where facts are barred or the index has none."""
+    extra_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Passage-graph position of each node after the entities (topic, phrase, structural
+    nodes: `memory.passage_graph`)."""
+    node_of_passage: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Per passage-graph node, its node position here."""
+    specificity: np.ndarray | None = None
+    """Per node, 1 / the number of segments linking to it (None: no passage nodes)."""
+    names: NodeNames | None = None
+    """The snapshot's node ids (the passage-graph nodes' names)."""
 
     def label(self, hyperedge: int) -> str:
         """A readable name of one hyperedge: the fact linearized, the thesis text, the
@@ -401,21 +438,55 @@ class PersonalGraph:
             return f"[thesis] {self.theses[ref].text}"
         return f"[episode] {self.graph.segment_ids[ref]}"
 
+    @property
+    def node_specificity(self) -> np.ndarray:
+        """Per node, 1 / the number of segments linking to it (all 1 without passage nodes)."""
+        if self.specificity is None:
+            return np.ones(self.hypergraph.n_nodes)
+        return self.specificity
+
+    def episode_members(self, segments: np.ndarray) -> sp.csr_matrix:
+        """len(segments) x n_nodes: the members of each segment's episode."""
+        first = self.hypergraph.n_hyperedges - len(self.graph.segment_ids)
+        return self.hypergraph.members[first + np.asarray(segments, np.int64)]
+
+    def name(self, node: int) -> str:
+        """An entity's name, another node's id (`topic:…`, `phrase:…`, `session:…`)."""
+        n_e = self.graph.n_entities
+        if node < n_e or self.names is None:
+            return self.graph.entity_names[node]
+        return str(self.names.node_ids[int(self.extra_nodes[node - n_e])])
+
+    def passage_positions(self, node_ids: dict[str, float]) -> dict[int, float]:
+        """Passage-graph node ids (entity ids or others) with weights -> node positions
+        with weights; ids the hypergraph does not hold are dropped."""
+        found = {}
+        for node_id, weight in node_ids.items():
+            if node_id in self.graph.entity_position:
+                found[self.graph.entity_position[node_id]] = weight
+            elif self.names is not None and node_id in self.names.passage_position:
+                found[int(self.node_of_passage[self.names.passage_position[node_id]])] = weight
+        return found
+
 
 def personal_graph_of(
-    view: SnapshotView, query: QueryContext, restriction: str | None = None
+    view: SnapshotView,
+    query: QueryContext,
+    restriction: str | None = None,
+    max_node_segments: int = MAX_NODE_SEGMENTS,
 ) -> PersonalGraph:
     """The PersonalAI hypergraph for the query's fact coordinates, restricted as the paper's
-    "E" / "T" settings say; built on first use and cached in the view."""
+    "E" / "T" settings say, episodes joining the nodes linked to at most
+    `max_node_segments` segments; built on first use and cached in the view."""
     if restriction not in RESTRICTIONS:
         raise ValueError(
             f"unknown PersonalAI restriction {restriction!r}; choose one of "
-            f"{', '.join(str(r) for r in RESTRICTIONS)} ('O' has no meaning here: entity "
-            "nodes are the only nodes)"
+            f"{', '.join(str(r) for r in RESTRICTIONS)} ('O' has no meaning here: the "
+            "hyperedges' members are all object nodes)"
         )
-    key = ("personalai_hypergraph", *query.fact_filter)
+    key = ("personalai_hypergraph", max_node_segments, *query.fact_filter)
     if key not in view.cache:
-        view.cache[key] = _build(view, query, graph_of(view, query))
+        view.cache[key] = _build(view, query, graph_of(view, query), max_node_segments)
     full: PersonalGraph = view.cache[key]
     barred = RESTRICTIONS[restriction]
     if not barred:
@@ -430,38 +501,38 @@ def personal_graph_of(
     return view.cache[restricted_key]
 
 
-def _build(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> PersonalGraph:
+def _build(
+    view: SnapshotView, query: QueryContext, graph: MemoryGraph, max_node_segments: int
+) -> PersonalGraph:
     """The hypergraph's incidence in three column blocks (facts, theses, episodes), each
     built from index arrays with no per-fact or per-segment Python loop."""
     seg_vectors = view.graph_index.segment_vectors
     theses, thesis_members = _resolved_theses(view, graph)
     thesis_vectors = encode([t.text for t in theses], view.snapshot.embedding_model)
     dim = seg_vectors.shape[1]
-    mentioned = np.flatnonzero(np.diff(graph.mentions.indptr))
+    nodes = _passage_nodes(view, graph, max_node_segments)
     n_e, n_f, n_t, n_s = graph.n_entities, len(graph.facts), len(theses), len(graph.segment_ids)
+    n_nodes = n_e + len(nodes.extra)
     fact_index = np.arange(n_f)
     fact_block = sp.csr_matrix(
         (
             np.ones(2 * n_f),
             (np.r_[graph.fact_head, graph.fact_tail], np.r_[fact_index, fact_index]),
         ),
-        shape=(n_e, n_f),
+        shape=(n_nodes, n_f),
     )
     thesis_cols = np.repeat(np.arange(n_t), [len(m) for m in thesis_members])
     thesis_rows = np.fromiter((n for m in thesis_members for n in m), np.int64, len(thesis_cols))
     thesis_block = sp.csr_matrix(
-        (np.ones(len(thesis_rows)), (thesis_rows, thesis_cols)), shape=(n_e, n_t)
+        (np.ones(len(thesis_rows)), (thesis_rows, thesis_cols)), shape=(n_nodes, n_t)
     )
-    episode_block = graph.mentions[mentioned].T
     thesis_segments = sp.csr_matrix(
         (np.ones(n_t), (np.arange(n_t), [graph.segment_position[t.segment_id] for t in theses])),
         shape=(n_t, n_s),
     )
-    episode_segments = sp.csr_matrix(
-        (np.ones(len(mentioned)), (np.arange(len(mentioned)), mentioned)),
-        shape=(len(mentioned), n_s),
+    supports = sp.vstack(
+        [graph.fact_segments, thesis_segments, sp.identity(n_s, format="csr")], format="csr"
     )
-    supports = sp.vstack([graph.fact_segments, thesis_segments, episode_segments], format="csr")
     thesis_vectors = thesis_vectors if n_t else np.zeros((0, dim), np.float32)
     vectors = StackedRows(  # read without handing pages back: see the module docstring
         [
@@ -469,21 +540,71 @@ def _build(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Perso
             if isinstance(graph.fact_vectors, SelectedRows)
             else graph.fact_vectors,
             thesis_vectors,
-            SelectedRows(seg_vectors, mentioned, bounded=False),
+            SelectedRows(seg_vectors, np.arange(n_s), bounded=False),
         ]
     )
-    kinds = np.concatenate(
-        [np.full(n_f, FACT), np.full(n_t, THESIS), np.full(len(mentioned), EPISODE)]
-    )
+    kinds = np.concatenate([np.full(n_f, FACT), np.full(n_t, THESIS), np.full(n_s, EPISODE)])
     hypergraph = Hypergraph.from_incidence(
-        sp.hstack([fact_block, thesis_block, episode_block], format="csr"),
+        sp.hstack([fact_block, thesis_block, nodes.episodes], format="csr"),
         kinds=kinds,
         vectors=vectors,
         node_vectors=_entity_vectors(view),
         supports=supports,
-        refs=np.concatenate([fact_index, np.arange(n_t), mentioned]),
+        refs=np.concatenate([fact_index, np.arange(n_t), np.arange(n_s)]),
     )
-    return PersonalGraph(hypergraph, graph, theses, seg_vectors, FactBlocks.of(view, query, graph))
+    return PersonalGraph(
+        hypergraph,
+        graph,
+        theses,
+        seg_vectors,
+        FactBlocks.of(view, query, graph),
+        nodes.extra,
+        nodes.position,
+        nodes.specificity,
+        view.node_names,
+    )
+
+
+@dataclass(frozen=True)
+class _EpisodeMembers:
+    """The episodic block of the incidence and the nodes beside the entities."""
+
+    episodes: sp.csr_matrix
+    """n_nodes x n_segments: each segment's episode over the nodes it links to."""
+    extra: np.ndarray
+    """Passage-graph position of each node after the entities (topic, phrase, structural)."""
+    position: np.ndarray
+    """Per passage-graph node, its node position in the hypergraph."""
+    specificity: np.ndarray
+    """Per hypergraph node, 1 / the number of segments that link to it (1 where none)."""
+
+
+def _passage_nodes(view: SnapshotView, graph: MemoryGraph, max_segments: int) -> _EpisodeMembers:
+    """Each segment's episode over every passage-graph node it links to (the entities it
+    mentions, its topic, document, session, speaker and day nodes, its phrases), entities
+    at their entity positions and the other nodes after them; a node linked to more than
+    `max_segments` segments (a speaker of hundreds of turns, a common phrase) joins no
+    episode, so that no traversal floods through it."""
+    index = view.graph_index
+    links = index.segment_nodes
+    n_e = graph.n_entities
+    counts = np.asarray(links.sum(axis=0)).ravel()
+    entity_node = np.asarray(index.entity_node, np.int64)
+    is_entity = np.zeros(links.shape[1], bool)
+    is_entity[entity_node[entity_node >= 0]] = True
+    extra = np.flatnonzero(~is_entity)
+    position = np.empty(links.shape[1], np.int64)
+    position[entity_node[entity_node >= 0]] = np.flatnonzero(entity_node >= 0)
+    position[extra] = n_e + np.arange(len(extra))
+    specificity = np.ones(n_e + len(extra))
+    specificity[position] = 1.0 / np.maximum(counts, 1.0)
+    coo = links.tocoo()
+    kept = counts[coo.col] <= max_segments
+    episodes = sp.csr_matrix(
+        (np.ones(int(kept.sum())), (position[coo.col[kept]], coo.row[kept])),
+        shape=(n_e + len(extra), links.shape[0]),
+    )
+    return _EpisodeMembers(episodes, extra, position, specificity)
 
 
 def _resolved_theses(

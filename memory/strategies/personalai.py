@@ -1,24 +1,42 @@
 """PersonalAI retrieval strategies (`../shared/papers/personalai.md`): A*, WaterCircles,
 BeamSearch and the three pairwise unions the paper evaluates (WC+BS, A*+BS, A*+WC).
 
-Each strategy links the question to entity nodes (`memory.personalai.evidence`), runs its
-traversal(s) over the PersonalAI hypergraph (`memory.personalai.hypergraph`, built once per
-view and fact coordinates), unites the retrieved hyperedges of a hybrid (each hyperedge
-once, so each segment once), keeps the top N by similarity to the question (the paper's
-Triplets Filter) and ranks the segments those hyperedges stand on. Where the paper scores
-with an LLM or an embedding, the question's MiniLM vector is compared with the hyperedges'
-stored vectors (fact statements, segments) or the thesis text embedded once per view.
+The graph (`memory.personalai.hypergraph`, built once per view and fact coordinates) is
+the paper's hybrid graph made of LLM-free stand-ins (issue 35):
+- object nodes: entities, and the passage graph's topic / title, phrase, document,
+  session, speaker and day nodes (`memory.passage_graph`);
+- thesis hyperedges: the typed facts (and the LLM stage's theses, where it ran);
+- episodic hyperedges: every segment over every passage-graph node it links to, so a
+  traversal reaches from a query node through one passage to the nodes it shares with
+  another (the bridge of a two-hop question); nodes linked to more than
+  `max_node_segments` segments (hubs: a speaker, a common phrase) join no episode.
+
+Each strategy links the question to nodes (the paper's Query LLM Parser and Knowledge
+Comparator, `memory.personalai.evidence`): the entities it names or resembles, the phrase
+and topic nodes its n-grams equal (`query_phrases`, the most specific), and the nodes of
+the passages flat search ranks first (`prior_nodes`, by prior mass x specificity: the
+episodes flat search found). It runs its traversal(s) over the hypergraph, unites the
+retrieved hyperedges of a hybrid (each hyperedge once), and scores every segment a
+retrieved hyperedge stands on by its count k of linked nodes among its episode's
+members, the paper's WaterCircles ranking of text fragments ("sorted in descending order
+of k"), ties by cosine to the question. Which segments are scored is the algorithm's own
+(A*'s shortest paths between linked nodes, the circles' rings, the beams' paths); the
+Triplets Filter (top N by similarity to the question) picks the paths shown. That
+ranking is blended with the flat `hybrid` prior (`memory.traversal.blended`) with the
+flat share of `transforms.traversal_blend` (entry `personalai`, fitted per corpus kind on
+the dev sets; the paper has no prior to blend with).
 
 Options (all optional; defaults are the paper's App. F values or the choices documented
 in the modules):
 - `restriction`: None / "all" (default), "E" (no episodic hyperedges), "T" (no thesis
   hyperedges);
-- `top_n` (30): hyperedges kept by the Triplets Filter;
+- `top_n` (30): hyperedges kept by the Triplets Filter (their paths are shown);
 - `aligned_entities` (2): extra entities linked by similarity to the whole question;
-- `flat_seeds` (4): entities of the `hybrid` ranking's first segments (the episodes flat
-  search found, by prior mass) linked beside the question's own; capped because A* runs
-  between every pair of linked nodes (with every entity of ten MuSiQue passages, about
-  100 seeds, a query took many seconds);
+- `query_phrases` (4): phrase and topic nodes linked from the question's n-grams;
+- `prior_nodes` (8): nodes of the `hybrid` ranking's first segments linked beside the
+  question's own; capped because A* runs between every pair of linked nodes;
+- `max_node_segments` (32): the hub bound of the episodes;
+- `flat_share`: the blend's flat share for every corpus kind;
 - `astar_<field>`, `wc_<field>`, `bs_<field>`: any field of `AStarParams`,
   `WaterCirclesParams`, `BeamParams` (e.g. `astar_max_passed_nodes`, `wc_max_depth`,
   `bs_max_paths`, `bs_final_sorting_mode`).
@@ -28,23 +46,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
 
-from memory.flat_prior import flat_prior, with_graph_bonus
-from memory.linking import named_entities, positions
+from memory.flat_prior import FlatPrior, flat_prior, kept_per_query
+from memory.linking import named_entities
 from memory.personalai.astar import AStarParams, astar
 from memory.personalai.beam import BeamParams, beam_search
 from memory.personalai.evidence import (
     ALIGNED_ENTITIES,
+    PRIOR_NODES,
+    QUERY_PHRASES,
     TOP_N,
     filtered,
     linked_nodes,
+    phrase_nodes,
+    prior_nodes,
     ranked_segments,
 )
 from memory.personalai.hypergraph import (
     KIND_NAMES,
+    MAX_NODE_SEGMENTS,
     EdgeSimilarity,
     PersonalGraph,
     personal_graph_of,
@@ -53,12 +77,12 @@ from memory.personalai.traversal import Traversal
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.traversal import blended
 
 P = TypeVar("P")
 Similarity = np.ndarray | EdgeSimilarity
 Runner = Callable[[PersonalGraph, list[int], Similarity, Mapping[str, Any]], Traversal]
 MAX_VISITED_SHOWN = 50
-FLAT_SEEDS = 4
 
 
 def params_from(cls: type[P], prefix: str, options: Mapping[str, Any]) -> P:
@@ -93,38 +117,67 @@ def _beam(
 
 
 def _namer(personal: PersonalGraph) -> Callable[[int], str]:
-    return personal.graph.entity_names.__getitem__
+    return personal.name
 
 
 def _retrieve(
     view: SnapshotView, query: QueryContext, name: str, runners: tuple[Runner, ...]
 ) -> Ranking:
+    """The traversal's segments blended with the flat prior and cut at k; the traversal
+    is kept per query (`kept_per_query`) apart from the flat share, which only the blend
+    reads."""
+    prior = flat_prior(view, query)
+    unblended = replace(
+        query, options={k: v for k, v in query.options.items() if k != "flat_share"}
+    )
+    traversed, paths, explanation = kept_per_query(
+        view, name, unblended, lambda: _traverse(view, query, name, runners, prior)
+    )
+    ranked, shares = blended(view, query, prior, traversed, name)
+    top = [(segment, round(score, 6)) for segment, score in ranked[: query.k]]
+    shown = {segment: paths[segment] for segment, _ in top if segment in paths}
+    return Ranking(top, {**explanation, "flat_share": shares}, shown)
+
+
+def _traverse(
+    view: SnapshotView,
+    query: QueryContext,
+    name: str,
+    runners: tuple[Runner, ...],
+    prior: FlatPrior,
+) -> tuple[list[tuple[str, float]], dict[str, list[str]], dict[str, Any]]:
+    """The traversal's scored segments (best first), their paths and the explanation."""
     options = query.options
-    personal = personal_graph_of(view, query, options.get("restriction"))
-    hypergraph, names = personal.hypergraph, personal.graph.entity_names
+    personal = personal_graph_of(
+        view,
+        query,
+        options.get("restriction"),
+        int(options.get("max_node_segments", MAX_NODE_SEGMENTS)),
+    )
+    hypergraph = personal.hypergraph
     question = view.embed_query(query.text)
     similarity = EdgeSimilarity(hypergraph.vectors, question, personal.fact_blocks)
-    prior = flat_prior(view, query)
     linked = linked_nodes(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))
     )
-    episodes = prior.seed_entities(view, int(options.get("flat_seeds", FLAT_SEEDS)))
-    for node, weight in positions(personal.graph, episodes).items():
+    phrases = phrase_nodes(personal, query.text, int(options.get("query_phrases", QUERY_PHRASES)))
+    seeded = prior_nodes(view, personal, prior, int(options.get("prior_nodes", PRIOR_NODES)))
+    for node, weight in (*phrases.items(), *seeded.items()):
         linked.setdefault(node, round(weight, 4))
     traversal = Traversal()
     for run in runners:
         traversal = traversal.merge(run(personal, list(linked), similarity, options))
     kept = filtered(traversal, similarity, int(options.get("top_n", TOP_N)))
-    scored, paths = ranked_segments(personal, traversal, kept, similarity, question, query.k)
-    scored = with_graph_bonus(prior, scored)[: query.k]
-    visited = sorted(traversal.visited, key=lambda n: names[n])
+    scored, paths = ranked_segments(personal, traversal, kept, linked, question)
+    visited = sorted(traversal.visited, key=personal.name)
     explanation = {
         "strategy": name,
         "restriction": options.get("restriction") or "all",
-        "seeds": {names[n]: w for n, w in linked.items()},
+        "seeds": {personal.name(n): w for n, w in linked.items()},
         "flat": prior.summary(),
         "named_in_query": sorted(
-            names[personal.graph.entity_position[e]] for e in named_entities(view, query.text)
+            personal.name(personal.graph.entity_position[e])
+            for e in named_entities(view, query.text)
         ),
         "hypergraph": {
             "nodes": hypergraph.n_nodes,
@@ -133,7 +186,7 @@ def _retrieve(
                 for i, kind in enumerate(KIND_NAMES)
             },
         },
-        "visited_nodes": [names[n] for n in visited[:MAX_VISITED_SHOWN]],
+        "visited_nodes": [personal.name(n) for n in visited[:MAX_VISITED_SHOWN]],
         "visited_node_count": len(visited),
         "retrieved_hyperedges": len(traversal.chains),
         "hyperedges": [
@@ -148,7 +201,7 @@ def _retrieve(
         "top_n": len(kept),
         "traversal": traversal.details,
     }
-    return Ranking(scored, explanation, paths)
+    return scored, paths, explanation
 
 
 def personalai_astar(view: SnapshotView, query: QueryContext) -> Ranking:

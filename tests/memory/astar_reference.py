@@ -20,7 +20,7 @@ def shortest_path(
     hypergraph: Hypergraph, start: int, target: int, params: AStarParams
 ) -> tuple[list[int] | None, int, set[int]]:
     """(nodes of a cheapest start..target path or None, expansions, expanded nodes)."""
-    goal = hypergraph.node_vectors[target]
+    goal = hypergraph.node_vectors_of([target])[0]
     cost = {start: 0}
     parent: dict[int, int] = {}
     counter = itertools.count()
@@ -38,7 +38,7 @@ def shortest_path(
         if cost[node] >= params.max_depth:
             continue
         neighbours = _adjacency(hypergraph)[node].indices
-        heuristic = np.clip((1.0 - hypergraph.node_vectors[neighbours] @ goal) / 2.0, 0.0, 1.0)
+        heuristic = np.clip((1.0 - hypergraph.node_vectors_of(neighbours) @ goal) / 2.0, 0.0, 1.0)
         step_cost = cost[node] + 1
         for other, h in zip(neighbours.tolist(), heuristic.tolist(), strict=True):
             if other in closed or cost.get(other, step_cost + 1) <= step_cost:

@@ -14,7 +14,14 @@ import pytest
 
 from memory.personalai.astar import AStarParams, astar, shortest_path
 from memory.personalai.beam import BeamParams, beam_paths, beam_search
-from memory.personalai.hypergraph import EPISODE, FACT, Hypergraph, personal_graph_of
+from memory.personalai.evidence import phrase_nodes
+from memory.personalai.hypergraph import (
+    EPISODE,
+    FACT,
+    MAX_NODE_SEGMENTS,
+    Hypergraph,
+    personal_graph_of,
+)
 from memory.personalai.theses import read_theses
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -270,14 +277,61 @@ def test_restrictions_bar_hyperedge_kinds(graph_memory):
     view = graph_memory._view
     query = QueryContext(TWO_HOP, 5)
     full = personal_graph_of(view, query)
-    assert full.hypergraph.n_hyperedges == len(full.graph.facts) + int(
-        (np.diff(full.graph.mentions.indptr) > 0).sum()
-    )
+    assert full.hypergraph.n_hyperedges == len(full.graph.facts) + len(full.graph.segment_ids)
     result = graph_memory.query(TWO_HOP, strategy="personalai_beam", options={"restriction": "E"})
     assert result.explanation["restriction"] == "E"
     assert {h["kind"] for h in result.explanation["hyperedges"]} == {"fact"}
     with pytest.raises(ValueError, match="restriction"):
         graph_memory.query(TWO_HOP, strategy="personalai_beam", options={"restriction": "O"})
+
+
+def test_episodes_join_topic_phrase_and_structural_nodes_but_no_hubs(graph_memory):
+    view = graph_memory._view
+    query = QueryContext(TWO_HOP, 5)
+    personal = personal_graph_of(view, query)
+    counts = np.asarray(view.graph_index.segment_nodes.sum(axis=0)).ravel()
+    kinds = {
+        personal.name(n).split(":")[0]
+        for n in range(personal.graph.n_entities, personal.hypergraph.n_nodes)
+        if personal.hypergraph.hyperedges_of(n).size
+    }
+    assert {"topic", "phrase", "document"} <= kinds
+    first_episode = personal.hypergraph.n_hyperedges - len(personal.graph.segment_ids)
+    for segment in range(len(personal.graph.segment_ids)):
+        members = set(personal.hypergraph.members_of(first_episode + segment).tolist())
+        linked = view.graph_index.segment_nodes[segment].indices
+        expected = {
+            int(personal.node_of_passage[p]) for p in linked if counts[p] <= MAX_NODE_SEGMENTS
+        }
+        assert members == expected
+    # a tighter hub bound drops the nodes linked to more segments from every episode
+    tight = personal_graph_of(view, query, max_node_segments=2)
+    hubs = [int(tight.node_of_passage[p]) for p in np.flatnonzero(counts > 2)]
+    assert hubs
+    for hub in hubs:
+        assert (tight.hypergraph.hyperedges_of(hub) < first_episode).all()  # facts only
+
+
+def test_query_links_phrase_and_topic_nodes_and_the_prior_passages_nodes(graph_memory):
+    query = "Which city is the Harborview Office in?"
+    result = graph_memory.query(query, strategy="personalai_water_circles", k=5)
+    seeds = result.explanation["seeds"]
+    assert any(name.startswith(("phrase:", "topic:")) for name in seeds), seeds
+    view = graph_memory._view
+    personal = personal_graph_of(view, QueryContext(query, 5))
+    found = phrase_nodes(personal, "the Harborview Office", limit=10)
+    assert found and all(personal.name(n).startswith(("phrase:", "topic:")) for n in found)
+    assert list(found.values()) == sorted(found.values(), reverse=True)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_traversal_blends_with_the_prior_by_its_flat_share(graph_memory, strategy):
+    flat = graph_memory.query(TWO_HOP, strategy="hybrid", k=5)
+    kept = graph_memory.query(TWO_HOP, strategy=strategy, k=5, options={"flat_share": 1.0})
+    assert [h.segment_id for h in kept] == [h.segment_id for h in flat]
+    walked = graph_memory.query(TWO_HOP, strategy=strategy, k=5, options={"flat_share": 0.0})
+    assert walked.explanation["flat_share"] == {"documents": 0.0, "conversations": 0.0}
+    assert [h.segment_id for h in walked] != [h.segment_id for h in flat]
 
 
 def test_llm_theses_become_hyperedges(graph_build, graph_memory, tmp_path):
