@@ -77,7 +77,9 @@ FLAT_ANCHORS = 3
 """Entities of the flat ranking's top segments added to the named ones as anchors."""
 SEED_NODES = 5
 """Passage nodes of the flat ranking's top segments added as anchors
-(`passage_links.seed_nodes`; option `seed_nodes`)."""
+(`passage_links.seed_nodes`; option `seed_nodes`). LoCoMo dev, first 300 questions, turn
+R@10 at flat share 0.3 with 0 / 5 / 10 seed nodes: 65.2 / 76.2 / 74.1 (hybrid 65.9): the
+seed nodes (sessions, days, specific phrases of the top turns) carry the gain."""
 MAX_LENGTH = 4
 PATHS_PER_PAIR = 10
 EXPANSION_LIMIT = 2000

@@ -65,7 +65,9 @@ from memory.traversal import blended
 MAX_EXPLAINED_PATHS = 10
 SEED_NODES = 5
 """Passage nodes of the flat ranking's top segments that root searches too
-(`passage_links.seed_nodes`; option `seed_nodes`)."""
+(`passage_links.seed_nodes`; option `seed_nodes`). LoCoMo dev, first 300 questions, turn
+R@10 at flat share 0.5 with 0 / 5 / 10 seed nodes: 69.6 / 72.7 / 69.8 (hybrid 65.9); each
+seed is one more beam search (p50 ~39 ms at 0, ~103 ms at 10 on the loaded dev machine)."""
 CANDIDATES = 200
 """Segments of the evidence (by their best credit) blended with the flat ranking."""
 
