@@ -42,6 +42,11 @@ from memory.snapshot_view import QueryContext, SnapshotView
 from transforms.relational_mean import relational_mean
 
 LAYERS = 2
+SPREAD_THRESHOLD = 1e-4
+"""Entries below this value are not spread further (option "spread_threshold"; the seeds
+sum to 1): a hub node of d segments holds at most its segments' mean, so past d ~ 10^4
+it adds under 10^-4 to each of them and the layer skips the d additions. A bound on the
+layer's frontier, as the passage walk's push threshold bounds the walk's."""
 NODE_KINDS = ("topic", "document", "session", "speaker", "day", "week", "month", "phrase")
 """Passage-node kinds by id prefix (`<kind>:`); any other node is an entity."""
 
@@ -56,19 +61,25 @@ class PassageRGCN:
     """M transposed: row j lists where node j's value goes (M[:, j])."""
 
     def propagate(
-        self, seeds: np.ndarray, values: np.ndarray, layers: int = LAYERS
+        self,
+        seeds: np.ndarray,
+        values: np.ndarray,
+        layers: int = LAYERS,
+        threshold: float = SPREAD_THRESHOLD,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The segments reached after `layers` layers h <- h + M h from the entries
         `values` at the distinct positions `seeds` (over [segments | nodes]), in position
-        order, and their scores. Each layer spreads only the entries it has reached, and
-        no dense vector over the graph is scanned (at 1M facts one pass over the 1M
-        positions costs ~1 ms)."""
+        order, and their scores. Each layer spreads only the entries it has reached whose
+        value is at least `threshold` (0: all of them, the exact layers), and no dense
+        vector over the graph is scanned (at 1M facts one pass over the 1M positions
+        costs ~1 ms)."""
         x = np.zeros(self.spread.shape[0])
         x[seeds] = values
         active = np.unique(seeds)
         for _ in range(layers):
             nxt = x.copy()
-            reached = add_rows(self.spread, active, x[active], nxt)
+            spreading = active[x[active] >= threshold] if threshold > 0 else active
+            reached = add_rows(self.spread, spreading, x[spreading], nxt)
             x = nxt
             active = np.union1d(active, reached)
         segments = active[active < self.n_segments]

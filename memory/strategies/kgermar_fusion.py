@@ -65,7 +65,7 @@ from memory.flat_prior import flat_prior
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import beside
-from memory.passage_rgcn import LAYERS, passage_rgcn
+from memory.passage_rgcn import LAYERS, SPREAD_THRESHOLD, passage_rgcn
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.strategies.hybrid import hybrid_signals
@@ -309,7 +309,8 @@ def _structural_segments(
     positions = np.fromiter(seeds, np.int64, len(seeds))
     values = np.fromiter(seeds.values(), np.float64, len(seeds))
     layers = int(query.options.get("layers", LAYERS))
-    reached, scores = rgcn.propagate(positions, values, layers)
+    threshold = float(query.options.get("spread_threshold", SPREAD_THRESHOLD))
+    reached, scores = rgcn.propagate(positions, values, layers, threshold)
     kept = view.retrievable_segments[reached] & (scores > 0)
     reached, scores = reached[kept], scores[kept]
     ids = view.node_names.segment_ids

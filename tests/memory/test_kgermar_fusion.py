@@ -232,14 +232,20 @@ def test_structural_propagation_is_the_rgcn_over_the_passage_graph(graph_memory)
         reset = np.zeros(len(mean))
         reset[seeds] = values
         want = (step @ step @ reset)[: rgcn.n_segments]
-        reached, scores = rgcn.propagate(seeds, values)
+        reached, scores = rgcn.propagate(seeds, values, threshold=0)
         assert (np.diff(reached) > 0).all() and set(np.flatnonzero(want)) <= set(reached)
         full = np.zeros(rgcn.n_segments)
         full[reached] = scores
         np.testing.assert_allclose(full, want, rtol=1e-9, atol=1e-12)
+        bounded, bounded_scores = rgcn.propagate(seeds, values, threshold=0.3)
+        assert set(bounded) <= set(reached)  # entries below 0.3 were not spread
+        assert (bounded_scores <= full[bounded] + 1e-12).all()
+        assert rgcn.propagate(seeds, values, threshold=2.0)[0].tolist() == sorted(
+            int(p) for p in seeds if p < rgcn.n_segments
+        )
     links = view.graph_index.segment_nodes
     seed = int(np.argmax(np.diff(links.indptr)))  # the segment with the most nodes
-    reached, scores = rgcn.propagate(np.array([seed]), np.array([1.0]))
+    reached, scores = rgcn.propagate(np.array([seed]), np.array([1.0]), threshold=0)
     neighbours = np.unique(links[:, links[seed].indices].tocsc().indices)
     assert len(neighbours) > 1 and set(neighbours) <= set(reached)
     assert (scores[np.searchsorted(reached, neighbours)] > 0).all()
