@@ -5,9 +5,8 @@ query's similarities (`transforms.relational_mean`: the layers are linear, so th
 of the query with h^(L) equals the layers applied to the query's cosines with h^(0)).
 
 The graph, as the paper's KG (nodes over [segments | passage nodes], typed edges):
-- a segment's text vector is its h^(0) (the paper's text embedding e_text); an entity's
-  h^(0) is its fused structure-table vector (R-GCN + text, the snapshot's "structure"
-  table), or its description vector where the snapshot has none;
+- a segment's text is its h^(0) (the paper's text embedding e_text); an entity's h^(0)
+  is its fused structure-table vector (R-GCN + text, the snapshot's "structure" table);
 - every passage node is a KG entity: named entities, document topic/title nodes,
   documents, sessions, speakers, days/weeks/months, phrase nodes;
 - relation types: a segment's links to nodes of one kind are one relation (entity,
@@ -20,12 +19,10 @@ The graph, as the paper's KG (nodes over [segments | passage nodes], typed edges
 - L = `LAYERS` layers: segment -> node -> segment, the two hops that join a question's
   first passage to its second through the title or name they share.
 
-What the query scores with: the segments' h^(0) . q restricted to the flat prior's dense
-candidates (their cosines; every other segment's contribution is taken as 0, as an ANN
-index returns only its top), the entities nearest the query in the structure table
-(cosine), and the nodes the query names (entity aliases and phrase keys, weight 1: the
-query's own KG entities, exact links standing for a cosine of 1). Negative cosines count 0
-(the paper's ReLU on the bank side).
+What the query scores with is the caller's (`memory.strategies.kgermar_fusion`): any
+non-negative values on segments and nodes, e.g. the query's similarity to the segments'
+text and to the structure table's entities, taken as 0 off the entries given (as an ANN
+index returns only its top).
 """
 
 from __future__ import annotations
