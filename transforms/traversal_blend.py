@@ -41,6 +41,11 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # 0.4 / 0.5 / 0.7: 74.6 / 75.8 / 76.2 / 75.9 / 73.6 / 69.2 (hybrid 65.9); held out
     # (questions 300-600) at 0.3: 66.8 (hybrid 63.7). Documents: not fitted (no MuSiQue)
     "gram_paths": {"documents": 0.5, "conversations": 0.3},
+    # personalai (all six variants), LoCoMo dev (first 300 questions) turn R@10 at flat share
+    # 0.4 / 0.5 (hybrid 65.9): A* 71.2 / 71.5, WaterCircles 69.7 / 71.3, beam 70.9 / 70.8,
+    # WC+BS 71.9 / 71.5, A*+BS 71.7 / 71.9, A*+WC 71.7 / 71.6; WaterCircles on 200 at
+    # 0.3 / 0.5 / 0.7: 69.5 / 72.1 / 68.3 (hybrid 66.2). Documents: not fitted (MuSiQue's
+    # dev snapshot was not built in time), they take the conversations' share
     "personalai": {"documents": 0.5, "conversations": 0.5},
 }
 """Per strategy (the six PersonalAI variants share `personalai`), per corpus kind: the
