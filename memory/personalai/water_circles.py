@@ -17,8 +17,8 @@ Choices where the paper is silent:
   inside another seed's circle (N1 = `chain_triplets_num`), secondary otherwise
   (N2 = `other_triplets_num`). Hyper fragments are the LLM theses (`hyper_num`), episodic
   fragments the episodes (`episodic_num`).
-- k counts the other linked nodes among the fragment's member entities (the entities the
-  fragment mentions), not a string match on its text.
+- k counts the other linked nodes among the fragment's members (the entities, topics,
+  phrases and structural nodes an episode links to), not a string match on its text.
 - Order within a list: facts by ring, then by similarity to the question; fragments by k
   (descending), then ring, then similarity.
 - `strict_filter`: a fragment with k = 0 (no other query entity in it) is dropped, when
