@@ -125,6 +125,7 @@ OPTIONS: dict[str, dict[str, Rule]] = {
         "entity_k": count,
         "node_share": fraction,
         "layers": count,
+        "spread_threshold": number,
         "fusion_weights": anything,
     },
     "real_beam": {
