@@ -42,8 +42,9 @@ are seeds too (a seed relation edge brings its endpoints).
 Where the paper's one hop is too short for our graph: in the paper a seed topic segment
 brings all of its turns in one hop, and its entities link turns of many segments; our
 segments are the turns themselves, so one hop from a seed turn reaches its entities,
-nodes and adjacent turns but no other turn, and the second passage of a two-hop question (the article
-a passage names, the turn of the same session or day) would stay outside G_q. So the
+nodes and adjacent turns but no other turn, and the second passage of a two-hop question
+(the article a passage names, the turn of the same session or day) would stay outside
+G_q. So the
 seed segments also bring the segments of their *bridges*: the entities and nodes one hop
 from a seed segment that link to at most `BRIDGE_CAP` segments (a specific node: a
 title, a rare name, a session of a few turns; a speaker or a common phrase brings none).
