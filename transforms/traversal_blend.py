@@ -30,8 +30,8 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # 0.5: 75.4 / 75.9 / 74.3 / 74.3 / 69.6 (`kgmem train traversal-blend`)
     "memorai_dwpr": {"documents": 0.1, "conversations": 0.2},
     # kgermar_fusion, LoCoMo dev (first 200 questions) turn R@10 at flat share 0.2 / 0.3 /
-    # 0.4: 79.1 / 78.6 / 75.4, session R@10 90.1 / 90.5 / 91.2; documents: MuSiQue's dev
-    # snapshot was not built in time to fit, so they take the conversations' share
+    # 0.4: 79.1 / 78.6 / 75.4, session R@10 90.1 / 90.5 / 91.2; MuSiQue dev (first 150)
+    # R@5 at 0.0 / 0.3 / 0.5: 65.0 / 67.3 / 67.0 (hybrid 67.5: no gain on documents yet)
     "kgermar_fusion": {"documents": 0.3, "conversations": 0.3},
     # real_beam, LoCoMo dev (first 300 questions) turn R@10 at flat share 0.3 / 0.4 / 0.5 /
     # 0.6 / 0.7: 70.5 / 72.2 / 72.7 / 70.9 / 69.7 (hybrid 65.9); held out (questions 300-600)
