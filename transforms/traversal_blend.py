@@ -44,9 +44,10 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # personalai (all six variants), LoCoMo dev (first 300 questions) turn R@10 at flat share
     # 0.4 / 0.5 (hybrid 65.9): A* 71.2 / 71.5, WaterCircles 69.7 / 71.3, beam 70.9 / 70.8,
     # WC+BS 71.9 / 71.5, A*+BS 71.7 / 71.9, A*+WC 71.7 / 71.6; WaterCircles on 200 at
-    # 0.3 / 0.5 / 0.7: 69.5 / 72.1 / 68.3 (hybrid 66.2). Documents: not fitted (MuSiQue's
-    # dev snapshot was not built in time), they take the conversations' share
-    "personalai": {"documents": 0.5, "conversations": 0.5},
+    # 0.3 / 0.5 / 0.7: 69.5 / 72.1 / 68.3 (hybrid 66.2); full LoCoMo dev at 0.5: WC 72.2,
+    # A*+BS 71.9 (hybrid 67.2). MuSiQue dev (first 100) R@5 at 0.1 / 0.2 / 0.3 / 0.5 / 0.7:
+    # WC 66.1 / 68.2 / 69.2 / 66.1 / 67.9, A*+BS 66.1 / 66.9 / 68.9 / 66.3 / 67.9 (hybrid 67.5)
+    "personalai": {"documents": 0.3, "conversations": 0.5},
 }
 """Per strategy (the six PersonalAI variants share `personalai`), per corpus kind: the
 flat ranking's share of the blend."""
