@@ -131,6 +131,7 @@ OPTIONS: dict[str, dict[str, Rule]] = {
     "real_beam": {
         **GRAPH,
         "seed_nodes": whole,
+        "untyped_links": choice("on", "off"),
         "beam_width": count,
         "max_depth": count,
         "expansions": count,
