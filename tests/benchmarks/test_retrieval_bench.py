@@ -256,8 +256,7 @@ def test_cli_bench_retrieval_keeps_rows_measured_before_a_crash(
     output = tmp_path / "latency.json"
     argv = ["bench", "retrieval", "--sizes", "300", "--queries", "1"]
     argv += ["--strategies", "bm25,gram_paths", "--json-out", str(output), "--no-warm-cache"]
-    with pytest.raises(MemoryError):
-        main([*argv, "--home", str(bench_home)])
+    assert main([*argv, "--home", str(bench_home)]) == 2  # the crash is one line, exit 2
     payload = json.loads(output.read_text())
     assert payload["warm_cache"] is False
     assert [r["strategy"] for r in payload["measured"]] == ["dense"]
