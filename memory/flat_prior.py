@@ -10,12 +10,8 @@ to where its graph adds nothing.
 - `FlatPrior.seed_entities`: the entities those segments mention, weighted by the
   segments' prior mass: the roots of an entity search when the query names none, or beside
   the ones it names.
-- `with_graph_bonus`: a strategy's own segment ranking added onto the flat ranking as a
-  rank bonus of at most `share` z-units (`share` for its first segment, falling linearly
-  to 0 after its last), so a segment the graph never reached keeps its flat place, and a
-  strategy whose graph reaches nothing returns the flat ranking: it degrades to
-  `hybrid`, never below it. Ranks rather than scores, since every strategy scores on its
-  own scale (PageRank mass, path likelihood, cosine).
+- What a strategy's traversal makes of the prior is blended back onto it by
+  `memory.traversal.blended` (a flat share per corpus kind).
 
 Where the papers are silent (none of them starts from a fused flat ranking), chosen here
 on the dev sets: temperature 0.5 and damping 0.5 gave MuSiQue passage recall@5 76.3 and
@@ -34,11 +30,8 @@ import numpy as np
 
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.hybrid import candidate_pool, hybrid_ranking, kept_recent
-from transforms.rank_fusion import z_scores
 
 TEMPERATURE = 0.5
-GRAPH_SHARE = 1.0
-"""The largest rank bonus (in z-units of the flat ranking) a strategy's graph can add."""
 SEED_SEGMENTS = 10
 """Seed segments a graph search starts from (the top of the flat ranking)."""
 T = TypeVar("T")
@@ -109,19 +102,3 @@ def kept_per_query(
         *query.fact_filter,
     )
     return kept_recent(view, "graph_work", key, compute)
-
-
-def with_graph_bonus(
-    prior: FlatPrior, graph_ranked: list[tuple[str, float]], share: float = GRAPH_SHARE
-) -> list[tuple[str, float]]:
-    """The flat ranking (z-normalised fused scores) plus a bonus for the segments of
-    `graph_ranked` (best first): `share` for the first, falling linearly by rank; segments
-    only the graph found enter at the flat floor plus their bonus. Best first, ties by
-    segment id."""
-    flat = z_scores(prior.fused)
-    floor = min(flat.values(), default=0.0)
-    scored = dict(flat)
-    n = len(graph_ranked)
-    for rank, (segment, _) in enumerate(graph_ranked):
-        scored[segment] = scored.get(segment, floor) + share * (n - rank) / n
-    return sorted(scored.items(), key=lambda pair: (-pair[1], pair[0]))
