@@ -4,26 +4,28 @@
   pair may carry many), readable by networkx (`networkx.read_graphml`), Gephi and yEd;
 - CSV in the layout of `neo4j-admin database import full`: per table a header file
   (`:ID`, `:LABEL`, `:START_ID`, `:END_ID`, `:TYPE`, typed properties) and a data file,
-  arrays joined by `;` (neo4j-admin's default array delimiter).
+  arrays joined by `;` (neo4j-admin's default array delimiter), times as ISO-8601 UTC.
 
 Pure functions from Arrow tables to bytes, deterministic: the same tables make the same
-bytes (rows in table order, attributes in declared order)."""
+bytes (rows in table order, attributes in declared order). Both are vectorised Arrow
+compute and Arrow's CSV writer, never a Python loop over rows: an export must cost about
+what reading the snapshot's tables costs (issue 36 measures it against that)."""
 
 from __future__ import annotations
 
-import csv
 import io
-import re
-from collections.abc import Iterable, Sequence
-from datetime import datetime
-from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 ARRAY_DELIMITER = ";"
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+ISO_UTC = "%Y-%m-%dT%H:%M:%SZ"
+"""Times as text: Arrow's `%S` carries the microseconds; every table time is UTC."""
+_XML_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]"
+_XML_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+_XML_ATTRIBUTE_ESCAPES = (('"', "&quot;"), ("\n", "&#10;"), ("\r", "&#13;"), ("\t", "&#9;"))
 
 ENTITY_ATTRIBUTES = (("name", "string"), ("entity_type", "string"), ("aliases", "string"))
 FACT_ATTRIBUTES = (
@@ -43,21 +45,21 @@ FACT_ATTRIBUTES = (
 joined by `;`."""
 
 
-def text_value(value: Any) -> str:
-    """A cell as text: ISO times, `;`-joined lists, empty for null."""
-    if value is None:
-        return ""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, list):
-        return ARRAY_DELIMITER.join(text_value(v) for v in value)
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+def text_column(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A column as text, nulls kept: ISO UTC times, `;`-joined lists, shortest floats."""
+    kind = column.type
+    if pa.types.is_timestamp(kind):
+        return pc.strftime(column, format=ISO_UTC)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        if not pa.types.is_string(kind.value_type):
+            column = column.cast(pa.list_(pa.string()))
+        return pc.binary_join(column, ARRAY_DELIMITER)
+    return column.cast(pa.string())
 
 
 def graphml(entities: pa.Table, facts: pa.Table) -> bytes:
-    """Entities and fact versions as a GraphML multigraph (UTF-8)."""
+    """Entities and fact versions as a GraphML multigraph (UTF-8). A fact end that the
+    entity table lacks becomes a bare node, listed after the entities."""
     out = io.StringIO()
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write('<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n')
@@ -68,38 +70,71 @@ def graphml(entities: pa.Table, facts: pa.Table) -> bytes:
                 f'attr.type="{kind}"/>\n'
             )
     out.write('  <graph id="kgmem" edgedefault="directed">\n')
-    for row in entities.to_pylist():
-        out.write(f"    <node id={_attr(row['entity_id'])}>")
-        _data(out, "n", ENTITY_ATTRIBUTES, row)
-        out.write("</node>\n")
-    known = set(entities.column("entity_id").to_pylist())
-    for row in facts.to_pylist():
-        head, tail = row["head_entity_id"], row["tail_entity_id"]
-        for end in (head, tail):
-            if end not in known:  # an end the snapshot's entity table lacks
-                known.add(end)
-                out.write(f"    <node id={_attr(end)}/>\n")
-        out.write(
-            f"    <edge id={_attr(row['version_id'])} source={_attr(head)} target={_attr(tail)}>"
-        )
-        _data(out, "e", FACT_ATTRIBUTES, row)
-        out.write("</edge>\n")
+    node_ids = _xml_attribute(entities.column("entity_id"))
+    _write_lines(
+        out, ["    <node id=", node_ids, ">", *_data(entities, "n", ENTITY_ATTRIBUTES), "</node>\n"]
+    )
+    ends = pa.chunked_array(
+        [*facts.column("head_entity_id").chunks, *facts.column("tail_entity_id").chunks],
+        type=pa.string(),
+    )
+    missing = pc.unique(ends.filter(pc.invert(pc.is_in(ends, entities.column("entity_id")))))
+    _write_lines(out, ["    <node id=", _xml_attribute(missing), "/>\n"])
+    _write_lines(
+        out,
+        [
+            "    <edge id=",
+            _xml_attribute(facts.column("version_id")),
+            " source=",
+            _xml_attribute(facts.column("head_entity_id")),
+            " target=",
+            _xml_attribute(facts.column("tail_entity_id")),
+            ">",
+            *_data(facts, "e", FACT_ATTRIBUTES),
+            "</edge>\n",
+        ],
+    )
     out.write("  </graph>\n</graphml>\n")
     return out.getvalue().encode("utf-8")
 
 
-def _attr(value: str) -> str:
-    return quoteattr(_XML_INVALID.sub("", value))
+def _xml_text(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    text = pc.replace_substring_regex(text_column(column), pattern=_XML_INVALID, replacement="")
+    for raw, escaped in _XML_ESCAPES:
+        text = pc.replace_substring(text, pattern=raw, replacement=escaped)
+    return text
+
+
+def _xml_attribute(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A column as double-quoted XML attribute values."""
+    text = _xml_text(column)
+    for raw, escaped in _XML_ATTRIBUTE_ESCAPES:
+        text = pc.replace_substring(text, pattern=raw, replacement=escaped)
+    return pc.binary_join_element_wise('"', text, '"', "")
 
 
 def _data(
-    out: io.StringIO, prefix: str, attributes: Sequence[tuple[str, str]], row: dict[str, Any]
-) -> None:
+    table: pa.Table, prefix: str, attributes: Sequence[tuple[str, str]]
+) -> list[pa.Array | pa.ChunkedArray]:
+    """Per attribute, each row's `<data>` element, or nothing where the cell is null."""
+    elements = []
     for name, _ in attributes:
-        value = row.get(name)
-        if value is not None:
-            text = escape(_XML_INVALID.sub("", text_value(value)))
-            out.write(f'<data key="{prefix}_{name}">{text}</data>')
+        if name not in table.column_names:
+            continue
+        element = pc.binary_join_element_wise(
+            f'<data key="{prefix}_{name}">', _xml_text(table.column(name)), "</data>", ""
+        )
+        elements.append(pc.fill_null(element, ""))
+    return elements
+
+
+def _write_lines(out: io.StringIO, parts: Sequence[str | pa.Array | pa.ChunkedArray]) -> None:
+    """Concatenate `parts` (constants and columns) row by row and write the rows."""
+    columns = [p for p in parts if not isinstance(p, str)]
+    if not columns or len(columns[0]) == 0:
+        return
+    lines = pc.binary_join_element_wise(*parts, "")
+    out.write("".join(lines.to_pylist()))
 
 
 NEO4J_TYPES = {
@@ -144,22 +179,21 @@ def neo4j_csv(tables: dict[str, pa.Table]) -> dict[str, bytes]:
 def _node_files(name: str, table: pa.Table, key: str, label: str | None) -> dict[str, bytes]:
     properties = [c for c in table.column_names if c != key]
     header = [f"{key}:ID", *(_typed_header(table, c) for c in properties), ":LABEL"]
-    rows = (
-        [row[key], *(row[c] for c in properties), label or row["kind"].capitalize()]
-        for row in table.to_pylist()
+    labels = (
+        pa.array([label] * table.num_rows, pa.string())
+        if label
+        else pc.utf8_capitalize(table.column("kind"))
     )
-    return {f"{name}_header.csv": _csv([header]), f"{name}.csv": _csv(rows)}
+    columns = [table.column(key), *(table.column(c) for c in properties), labels]
+    return {f"{name}_header.csv": _csv_header(header), f"{name}.csv": _csv(columns)}
 
 
 def _relationship_files(
     name: str, table: pa.Table, start: str, end: str, kind: str, properties: Sequence[str]
 ) -> dict[str, bytes]:
     header = [":START_ID", ":END_ID", ":TYPE", *(_typed_header(table, c) for c in properties)]
-    rows = (
-        [row[start], row[end], row[kind], *(row[c] for c in properties)]
-        for row in table.to_pylist()
-    )
-    return {f"{name}_header.csv": _csv([header]), f"{name}.csv": _csv(rows)}
+    columns = [table.column(c) for c in (start, end, kind, *properties)]
+    return {f"{name}_header.csv": _csv_header(header), f"{name}.csv": _csv(columns)}
 
 
 def _typed_header(table: pa.Table, column: str) -> str:
@@ -170,9 +204,21 @@ def _typed_header(table: pa.Table, column: str) -> str:
     return column + NEO4J_TYPES.get(kind, "")
 
 
-def _csv(rows: Iterable[Sequence[Any]]) -> bytes:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    for row in rows:
-        writer.writerow([text_value(v) for v in row])
-    return out.getvalue().encode("utf-8")
+def _csv_header(header: Sequence[str]) -> bytes:
+    return (",".join(header) + "\n").encode("utf-8")
+
+
+def _csv(columns: Sequence[pa.Array | pa.ChunkedArray]) -> bytes:
+    """Rows by Arrow's CSV writer: numbers as they are, every other cell as text (quoted),
+    a null as an empty unquoted cell (neo4j-admin: no property)."""
+    cells = [
+        c if pa.types.is_integer(c.type) or pa.types.is_floating(c.type) else text_column(c)
+        for c in columns
+    ]
+    out = io.BytesIO()
+    pa_csv.write_csv(
+        pa.table(cells, names=[f"c{i}" for i in range(len(cells))]),
+        out,
+        pa_csv.WriteOptions(include_header=False),
+    )
+    return out.getvalue()
