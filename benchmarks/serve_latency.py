@@ -99,17 +99,18 @@ def measure_served(
     requests: int,
     max_seconds: float,
     concurrency: int,
+    workers: int,
     hooks: Hooks,
     measured: Callable[[ServedLevel], None] = lambda _row: None,
 ) -> list[ServedLevel]:
     """Every strategy at every client count on `target`, with its in-process figures."""
     in_process = {s: measure(target, s, requests, hooks) for s in strategies}
     rows = []
-    args = ("--mcp", "off", "--collection", target.collection)
-    with running_server(target.root, *args, "--concurrency", str(concurrency)) as server:
+    args = ("--mcp", "off", "--collection", target.collection, "--concurrency", str(concurrency))
+    with running_server(target.root, *args, "--workers", str(workers)) as server:
         for strategy in strategies:
-            warm = {"text": target.questions[0], "strategy": strategy, "k": K}
-            httpx.post(f"{server.url}/query", json=warm, timeout=600).raise_for_status()
+            # Warm every worker: concurrent requests spread over the processes that accept.
+            drive(server.url, strategy, target.questions[:1], 2 * workers, 4 * workers, 600)
             local = in_process[strategy]
             for clients in client_counts:
                 hooks.task(f"{target.label}: {strategy}, {clients} clients", None)

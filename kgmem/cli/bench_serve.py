@@ -3,7 +3,8 @@ in-process, at 1, 8, 32 concurrent clients (`benchmarks.serve_latency`).
 
     kgmem bench serve [--sizes sample,100000] [--strategies dense,hybrid,hipporag_ppr]
                       [--clients 1,8,32] [--queries 40] [--serve-seconds 60]
-                      [--serve-concurrency 8] [--json-out FILE] [--home DIR]
+                      [--serve-concurrency 8] [--serve-workers CORES] [--json-out FILE]
+                      [--home DIR]
 
 `--queries` bounds the requests of each client level (and the in-process queries),
 `--serve-seconds` its time; the server binds 127.0.0.1 only.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from rich.table import Table
@@ -33,6 +35,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--serve-concurrency", type=int, default=8, help="the server's --concurrency (default 8)"
+    )
+    serve.add_argument(
+        "--serve-workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="the server's --workers (default: this machine's cores)",
     )
 
 
@@ -72,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
             args.queries,
             args.serve_seconds,
             args.serve_concurrency,
+            args.serve_workers,
             hooks,
         )
         json_out.write_text(json.dumps([r.as_dict() for r in rows], indent=2))

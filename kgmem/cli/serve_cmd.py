@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +52,14 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--concurrency", type=int, default=8, help="requests answered at once (default 8)"
     )
     serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (default 1); more answer more queries at "
+        "once on a machine with more cores, each holding its own copy of the snapshot",
+    )
+    serve.add_argument(
         "--poll",
         type=float,
         default=1.0,
@@ -72,6 +79,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory.serving.process import read_token
+
     token = read_token(args.token_file) if args.token_file else None
     if args.mcp != "stdio" and token is None and not is_loopback(args.host):
         raise ValueError(
@@ -84,11 +93,18 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--query-threads must be at least 1, got {args.query_threads}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.workers > 1 and args.mcp == "stdio":
+        raise ValueError("--workers serves HTTP: MCP over stdio has one client, one process")
 
     from memory.serving.pool import SnapshotPool
+    from memory.serving.process import limit_query_threads
 
     limit_query_threads(args.query_threads)
-    pool = SnapshotPool(args.home, args.snapshot, args.collection, poll_s=args.poll)
+    pool = SnapshotPool(
+        args.home, args.snapshot, args.collection, poll_s=args.poll, preload=args.workers == 1
+    )
     try:
         if args.mcp == "stdio":
             return serve_stdio(pool, args.concurrency)
@@ -109,59 +125,65 @@ def serve_stdio(pool: SnapshotPool, concurrency: int) -> int:
 
 
 def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) -> int:
-    """The JSON API (and MCP at /mcp) on `args.host:args.port` until interrupted."""
+    """The JSON API (and MCP at /mcp) on `args.host:args.port` until interrupted, in this
+    process or in `args.workers` processes (`memory.serving.process`)."""
     import socket
 
     import uvicorn
 
-    from memory.serving.http_app import ServeSettings, create_app
-    from memory.serving.mcp_tools import memory_server
-
-    mcp_app = None
-    if args.mcp == "http":
-        mcp_app = memory_server(pool, args.concurrency).streamable_http_app(host=args.host)
-    app = create_app(pool, ServeSettings(token, args.concurrency), mcp_app)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if family == socket.AF_INET6 else host
+    workers = f", {args.workers} workers" if args.workers > 1 else ""
     console.print(
         f"kgmem serve: listening on http://{where}:{port} (snapshot {pool.default_id}"
-        f"{', pinned' if pool.pinned else ', following latest'}; docs at /docs"
-        f"{', MCP at /mcp' if mcp_app else ''})",
+        f"{', pinned' if pool.pinned else ', following latest'}{workers}; docs at /docs"
+        f"{', MCP at /mcp' if args.mcp == 'http' else ''})",
         highlight=False,
         soft_wrap=True,
     )
+    if args.workers > 1:
+        return serve_workers(pool, args, sock)
+    from memory.serving.process import server_app
+
+    app = server_app(pool, token, args.concurrency, args.mcp == "http", args.host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 
-def limit_query_threads(threads: int) -> None:
-    """Hold OpenBLAS and the second encoder (`KGMEM_ENCODER_THREADS`, unless set) to
-    `threads` threads for the server's life. Measured on the sample (`kgmem bench serve`,
-    2 cores): with each query's pools at their defaults, 8 concurrent `dense` clients
-    waited 9.3 s per query at the median against 0.47 s for one client, every query's
-    OpenBLAS pool spinning on the cores the others needed."""
-    import numpy  # noqa: F401 - OpenBLAS loaded, so the limit reaches it
-    from threadpoolctl import threadpool_limits
+def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) -> int:
+    """`args.workers` processes on `sock`, under uvicorn's supervisor, each serving what
+    `pool` resolved (a pinned snapshot stays the same snapshot in every worker)."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
-    os.environ.setdefault("KGMEM_ENCODER_THREADS", str(threads))
-    threadpool_limits(limits=threads, user_api="blas")
+    from memory.serving.process import WorkerSettings
 
-
-def read_token(path: Path) -> str:
-    """The bearer token in `path` (surrounding whitespace dropped); a ValueError if the
-    file is unreadable or empty."""
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ValueError(f"--token-file {path}: cannot read it ({exc.strerror})") from None
-    if not token:
-        raise ValueError(f"--token-file {path}: the file is empty")
-    return token
+    WorkerSettings(
+        home=str(pool.workspace.root),
+        snapshot=pool.pinned or "latest",
+        collection=args.collection,
+        poll_s=args.poll,
+        token_file=str(args.token_file.resolve()) if args.token_file else None,
+        concurrency=args.concurrency,
+        query_threads=args.query_threads,
+        mcp_http=args.mcp == "http",
+        host=args.host,
+    ).to_environment()
+    config = uvicorn.Config(
+        "memory.serving.process:worker_app",
+        factory=True,
+        workers=args.workers,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+    Multiprocess(config, sockets=[sock]).run()  # type: ignore[list-item]
+    return 0
 
 
 def is_loopback(host: str) -> bool:

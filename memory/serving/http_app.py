@@ -182,10 +182,13 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         pool.start_watching()
-        async with contextlib.AsyncExitStack() as stack:
-            if mcp_app is not None:
-                await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
-            yield
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if mcp_app is not None:
+                    await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
+                yield
+        finally:
+            pool.close()
 
     app = Starlette(
         routes=[*routes, *(mcp_app.routes if mcp_app is not None else [])],

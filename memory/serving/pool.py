@@ -44,7 +44,11 @@ class SnapshotPool:
         collection: str | None = None,
         keep: int = 4,
         poll_s: float = 1.0,
+        preload: bool = True,
     ) -> None:
+        """`preload`: open the default snapshot now, so the first request finds it open
+        (off for a pool that only resolves which snapshot is meant, as `kgmem serve
+        --workers` does before its workers open their own)."""
         self.workspace = Workspace.at(home)
         self.collection = collection
         self.keep = keep
@@ -55,7 +59,8 @@ class SnapshotPool:
         self._snapshots = self._list()
         self.pinned = None if default == LATEST else self._find(default).snapshot_id
         self.latest = self._newest(self._snapshots).snapshot_id
-        self._memory(self.default_id, lease=False)
+        if preload:
+            self._memory(self.default_id, lease=False)
         self._stop = threading.Event()
         self._stamp = self._warehouse_stamp()
         self._watcher: threading.Thread | None = None

@@ -1,0 +1,121 @@
+"""How a `kgmem serve` process sets itself up, in one process or as one of `--workers N`.
+
+With `--workers N` (N > 1) the HTTP server runs as N processes that share the listening
+socket, supervised by uvicorn's `Multiprocess` (which restarts a worker that dies and
+stops them all on SIGINT/SIGTERM). A query's Python work (tokenising, ranking, building
+the JSON) holds the interpreter lock, so threads in one process answer about one query at
+a time however many cores there are; processes do not. Measured with `kgmem bench serve
+--sizes sample --strategies dense --clients 1,2,8 --queries 400` on 2 cores: one process
+answered 112 requests/s to one client and 116 to eight (1.03x).
+
+Each worker opens its own pool (its own snapshot views and encoders, so memory grows
+with N) from `WorkerSettings`, which the parent puts in the environment as JSON, and
+follows `latest` on its own. MCP over HTTP then runs stateless: a session kept in one
+worker's memory could not be found by a request that lands on another, and the memory
+tools keep no state between calls anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from memory.serving.pool import SnapshotPool
+
+WORKER_SETTINGS_ENV = "KGMEM_SERVE_WORKER"
+"""The environment variable that carries `WorkerSettings` to each worker process."""
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker needs to build the same app as the parent would: the workspace and
+    snapshot to serve, the token file (read again by each worker, so the token is never
+    put in the environment), limits, and whether MCP is served at `/mcp`."""
+
+    home: str
+    snapshot: str
+    collection: str | None
+    poll_s: float
+    token_file: str | None
+    concurrency: int
+    query_threads: int
+    mcp_http: bool
+    host: str
+
+    def to_environment(self) -> None:
+        os.environ[WORKER_SETTINGS_ENV] = json.dumps(asdict(self))
+
+    @classmethod
+    def from_environment(cls) -> WorkerSettings:
+        try:
+            return cls(**json.loads(os.environ[WORKER_SETTINGS_ENV]))
+        except KeyError:
+            raise RuntimeError(
+                f"{WORKER_SETTINGS_ENV} is not set: a worker is started by `kgmem serve`"
+            ) from None
+
+
+def worker_app() -> ASGIApp:
+    """The app of one `--workers` process (uvicorn's factory, called in the worker)."""
+    settings = WorkerSettings.from_environment()
+    from memory.serving.pool import SnapshotPool
+
+    limit_query_threads(settings.query_threads)
+    pool = SnapshotPool(
+        settings.home, settings.snapshot, settings.collection, poll_s=settings.poll_s
+    )
+    token = read_token(Path(settings.token_file)) if settings.token_file else None
+    return server_app(
+        pool, token, settings.concurrency, settings.mcp_http, settings.host, stateless=True
+    )
+
+
+def server_app(
+    pool: SnapshotPool,
+    token: str | None,
+    concurrency: int,
+    mcp_http: bool,
+    host: str,
+    stateless: bool = False,
+) -> ASGIApp:
+    """The JSON API over `pool`, with MCP at `/mcp` when `mcp_http`."""
+    from memory.serving.http_app import ServeSettings, create_app
+    from memory.serving.mcp_tools import memory_server
+
+    mcp_app = None
+    if mcp_http:
+        mcp_app = memory_server(pool, concurrency).streamable_http_app(
+            host=host, stateless_http=stateless
+        )
+    return create_app(pool, ServeSettings(token, concurrency), mcp_app)
+
+
+def limit_query_threads(threads: int) -> None:
+    """Hold OpenBLAS and the second encoder (`KGMEM_ENCODER_THREADS`, unless set) to
+    `threads` threads for the process's life. Measured on the sample (`kgmem bench
+    serve`, 2 cores): with each query's pools at their defaults, 8 concurrent `dense`
+    clients waited 9.3 s per query at the median against 0.47 s for one client, every
+    query's OpenBLAS pool spinning on the cores the others needed."""
+    import numpy  # noqa: F401 - OpenBLAS loaded, so the limit reaches it
+    from threadpoolctl import threadpool_limits
+
+    os.environ.setdefault("KGMEM_ENCODER_THREADS", str(threads))
+    threadpool_limits(limits=threads, user_api="blas")
+
+
+def read_token(path: Path) -> str:
+    """The bearer token in `path` (surrounding whitespace dropped); a ValueError if the
+    file is unreadable or empty."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ValueError(f"--token-file {path}: cannot read it ({exc.strerror})") from None
+    if not token:
+        raise ValueError(f"--token-file {path}: the file is empty")
+    return token
