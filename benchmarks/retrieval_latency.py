@@ -237,9 +237,11 @@ def measure(
     queries: int,
     hooks: Hooks,
     options: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> StrategyLatency:
     """`strategy` on the target, measured in a spawned process of its own, with `options`
-    handed to every query (`Memory.query`'s `options`)."""
+    handed to every query (`Memory.query`'s `options`); with `threads`, under the thread
+    limits `kgmem serve --query-threads threads` runs its queries with."""
     warm_up, measured = _questions(target, queries)
     result = StrategyLatency(target.label, strategy, queries)
     try:
@@ -252,6 +254,7 @@ def measure(
                 warm_up,
                 measured,
                 dict(options or {}),
+                threads,
             )
             figures = child.result()
     except Exception as exc:  # a failing (or killed) strategy is reported, not fatal
@@ -273,8 +276,13 @@ def measure_in_process(
     warm_up: str,
     questions: list[str],
     options: dict[str, Any] | None = None,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """The child's side of `measure`: base memory, first query, timed queries, peak."""
+    if threads is not None:
+        from memory.serving.process import limit_query_threads
+
+        limit_query_threads(threads)
     with Memory.open(root, collection=collection) as memory:
         encode(["warm up the query encoder"], memory.snapshot.embedding_model, role="query")
         base = current_rss_mib()

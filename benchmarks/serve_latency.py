@@ -41,6 +41,9 @@ class ServedLevel:
     in_process_p95_ms: float | None = None
     ratio: dict[str, float | None] = field(default_factory=dict)
     """Served over in-process, for p50 and p95."""
+    in_process_server_threads_p50_ms: float | None = None
+    """In-process p50 under the server's thread limits (one BLAS and encoder thread a
+    query): served minus this is what serving itself adds."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,15 +101,18 @@ def measure_served(
     client_counts: Sequence[int],
     requests: int,
     max_seconds: float,
-    concurrency: int,
+    concurrency: int | None,
     workers: int,
     hooks: Hooks,
     measured: Callable[[ServedLevel], None] = lambda _row: None,
 ) -> list[ServedLevel]:
     """Every strategy at every client count on `target`, with its in-process figures."""
     in_process = {s: measure(target, s, requests, hooks) for s in strategies}
+    server_threads = {s: measure(target, s, requests, hooks, threads=1) for s in strategies}
     rows = []
-    args = ("--mcp", "off", "--collection", target.collection, "--concurrency", str(concurrency))
+    args = ["--mcp", "off", "--collection", target.collection]
+    if concurrency is not None:
+        args += ["--concurrency", str(concurrency)]
     with running_server(target.root, *args, "--workers", str(workers)) as server:
         for strategy in strategies:
             # Warm every worker: concurrent requests spread over the processes that accept.
@@ -130,6 +136,7 @@ def measure_served(
                     round(len(latencies) / wall, 2) if wall else 0.0,
                     local.p50_ms,
                     local.p95_ms,
+                    in_process_server_threads_p50_ms=server_threads[strategy].p50_ms,
                 )
                 row.ratio = {
                     "p50": _over(row.p50_ms, local.p50_ms),

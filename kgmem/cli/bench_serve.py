@@ -3,7 +3,7 @@ in-process, at 1, 8, 32 concurrent clients (`benchmarks.serve_latency`).
 
     kgmem bench serve [--sizes sample,100000] [--strategies dense,hybrid,hipporag_ppr]
                       [--clients 1,8,32] [--queries 40] [--serve-seconds 60]
-                      [--serve-concurrency 8] [--serve-workers CORES] [--json-out FILE]
+                      [--serve-concurrency N] [--serve-workers CORES] [--json-out FILE]
                       [--home DIR]
 
 `--queries` bounds the requests of each client level (and the in-process queries),
@@ -34,7 +34,9 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "--serve-seconds", type=float, default=60.0, help="time limit of each client level"
     )
     serve.add_argument(
-        "--serve-concurrency", type=int, default=8, help="the server's --concurrency (default 8)"
+        "--serve-concurrency",
+        type=int,
+        help="the server's --concurrency (default: the server's own default)",
     )
     serve.add_argument(
         "--serve-workers",
@@ -93,10 +95,13 @@ def served_table(rows: list) -> Table:  # list[ServedLevel]
     table = Table(
         title="served queries (HTTP on loopback) against in-process",
         caption="milliseconds per query as the client sees it (k=10); in-process figures "
-        "from a process of its own; ratio = served / in-process",
+        "from a process of its own, with the default thread pools and with the server's "
+        "(one BLAS and encoder thread a query); ratio = served / in-process; added = served "
+        "p50 - in-process p50 on the server's threads, what serving itself costs",
     )
     headers = ("size", "strategy", "clients", "requests", "failed", "p50", "p95",
-               "req/s", "in-proc p50", "in-proc p95", "p50 ratio", "p95 ratio")  # fmt: skip
+               "req/s", "in-proc p50", "in-proc p95", "p50 ratio", "p95 ratio",
+               "in-proc p50, 1 thread", "added p50")  # fmt: skip
     for column in headers:
         table.add_column(column, justify="left" if column in ("size", "strategy") else "right")
     for r in rows:
@@ -113,8 +118,14 @@ def served_table(rows: list) -> Table:  # list[ServedLevel]
             _num(r.in_process_p95_ms),
             _num(r.ratio.get("p50"), 2),
             _num(r.ratio.get("p95"), 2),
+            _num(r.in_process_server_threads_p50_ms),
+            _num(_minus(r.p50_ms, r.in_process_server_threads_p50_ms)),
         )
     return table
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
 
 
 def _num(value: float | None, digits: int = 1) -> str:
