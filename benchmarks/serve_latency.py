@@ -42,8 +42,8 @@ class ServedLevel:
     ratio: dict[str, float | None] = field(default_factory=dict)
     """Served over in-process, for p50 and p95."""
     in_process_server_threads_p50_ms: float | None = None
-    """In-process p50 under the server's thread limits (one BLAS and encoder thread a
-    query): served minus this is what serving itself adds."""
+    """In-process p50 under the server's thread limits (`--query-threads`, one BLAS and
+    encoder thread a query by default): served minus this is what serving itself adds."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,12 +105,17 @@ def measure_served(
     workers: int,
     hooks: Hooks,
     measured: Callable[[ServedLevel], None] = lambda _row: None,
+    query_threads: int = 1,
 ) -> list[ServedLevel]:
-    """Every strategy at every client count on `target`, with its in-process figures."""
+    """Every strategy at every client count on `target`, with its in-process figures
+    (with the default thread pools, and under the server's `query_threads` limits)."""
     in_process = {s: measure(target, s, requests, hooks) for s in strategies}
-    server_threads = {s: measure(target, s, requests, hooks, threads=1) for s in strategies}
+    server_threads = {
+        s: measure(target, s, requests, hooks, threads=query_threads) for s in strategies
+    }
     rows = []
     args = ["--mcp", "off", "--collection", target.collection]
+    args += ["--query-threads", str(query_threads)]
     if concurrency is not None:
         args += ["--concurrency", str(concurrency)]
     with running_server(target.root, *args, "--workers", str(workers)) as server:

@@ -3,7 +3,8 @@ in-process, at 1, 8, 32 concurrent clients (`benchmarks.serve_latency`).
 
     kgmem bench serve [--sizes sample,100000] [--strategies dense,hybrid,hipporag_ppr]
                       [--clients 1,8,32] [--queries 40] [--serve-seconds 60]
-                      [--serve-concurrency N] [--serve-workers CORES] [--json-out FILE]
+                      [--serve-concurrency N] [--serve-workers CORES]
+                      [--serve-query-threads 1] [--json-out FILE]
                       [--home DIR]
 
 `--queries` bounds the requests of each client level (and the in-process queries),
@@ -37,6 +38,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "--serve-concurrency",
         type=int,
         help="the server's --concurrency (default: the server's own default)",
+    )
+    serve.add_argument(
+        "--serve-query-threads",
+        type=int,
+        default=1,
+        help="the server's --query-threads (default 1, the server's default)",
     )
     serve.add_argument(
         "--serve-workers",
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             args.serve_concurrency,
             args.serve_workers,
             hooks,
+            query_threads=args.serve_query_threads,
         )
         json_out.write_text(json.dumps([r.as_dict() for r in rows], indent=2))
     out.print(served_table(rows))
@@ -96,7 +104,7 @@ def served_table(rows: list) -> Table:  # list[ServedLevel]
         title="served queries (HTTP on loopback) against in-process",
         caption="milliseconds per query as the client sees it (k=10); in-process figures "
         "from a process of its own, with the default thread pools and with the server's "
-        "(one BLAS and encoder thread a query); ratio = served / in-process; added = served "
+        "(--serve-query-threads); ratio = served / in-process; added = served "
         "p50 - in-process p50 on the server's threads, what serving itself costs",
     )
     headers = ("size", "strategy", "clients", "requests", "failed", "p50", "p95",
