@@ -10,12 +10,24 @@ closely they agree); every row of the segments counts for the statistics, as in
 LanceDB's index, and only the retrievable rows are returned. Ties go by row, where
 LanceDB orders them its own way. A snapshot whose graph index has no postings (written
 before them) keeps LanceDB's search.
+
+Speakers' names are scored as a field of their own (BM25F's view of a short field): a
+turn is indexed as "Speaker: text" (`transforms.graph_links.segment_search_text`), so a
+question naming a speaker matched every turn of theirs, and BM25's length normalisation
+gave the name in a four-word turn ("Calvin: Keep going for it!") twice the weight it had
+in a thirty-word turn where Calvin says what he bought: filler turns topped "What did
+Calvin buy?" in every strategy (issue 37, 3.4). A query term that is a word of a
+speaker's name is therefore saturated by its count alone (b = 0): each turn of the
+speaker gets the same lift, and the content terms decide among them. LoCoMo dev (`kgmem
+eval retrieval --strategies all`): turn recall@10 +0.0 to +1.1 for every strategy but
+`dense` (which reads no postings), `hybrid` 67.2 -> 67.9, `bm25` 62.7 -> 63.0; session
+recall@10 within -0.5..+0.7; MuSiQue, whose passages have no speaker, unchanged.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -34,23 +46,30 @@ class LexicalSearch:
     term_positions: dict[str, int]
     retrievable: np.ndarray | None
     """Per row, whether a search may return it; None: every row."""
+    field_terms: frozenset[int] = frozenset()
+    """Positions of the terms scored without length normalisation (speakers' names)."""
 
     @classmethod
     def of(
-        cls, index: LexicalIndex, segment_ids: list[str], retrievable: np.ndarray | None
+        cls,
+        index: LexicalIndex,
+        segment_ids: list[str],
+        retrievable: np.ndarray | None,
+        speaker_terms: frozenset[str] = frozenset(),
     ) -> LexicalSearch:
         positions = {term: i for i, term in enumerate(index.terms)}
         # plain views of the mappings: slicing a `np.memmap` makes a memmap object each
         # time, a third of a search's time at 1M facts
         arrays = {name: np.asarray(getattr(index, name)) for name in ARRAY_FIELDS}
-        return cls(replace(index, **arrays), segment_ids, positions, retrievable)
+        fields = frozenset(positions[t] for t in speaker_terms if t in positions)
+        return cls(replace(index, **arrays), segment_ids, positions, retrievable, fields)
 
     def top(self, text: str, k: int) -> list[tuple[str, float]]:
         """Top-k retrievable (segment id, BM25 score rounded to 6 decimals), best first;
         only segments with a query term."""
         terms = [self.term_positions.get(term) for term in analyze(text)]
         rows, scores = bm25_top(
-            self.index, [t for t in terms if t is not None], k, self.retrievable
+            self.index, [t for t in terms if t is not None], k, self.retrievable, self.field_terms
         )
         return [
             (self.segment_ids[row], round(float(score), 6))
@@ -59,11 +78,16 @@ class LexicalSearch:
 
 
 def bm25_top(
-    index: LexicalIndex, term_positions: Sequence[int], k: int, allowed: np.ndarray | None = None
+    index: LexicalIndex,
+    term_positions: Sequence[int],
+    k: int,
+    allowed: np.ndarray | None = None,
+    field_terms: Collection[int] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """The `k` best rows by BM25 (of the rows `allowed`, a boolean mask; None: all) with a
     query term, and their scores (float32), best first, ties by row, for the query terms
-    at `term_positions` in `index.terms` (one entry per occurrence in the query).
+    at `term_positions` in `index.terms` (one entry per occurrence in the query); the
+    terms in `field_terms` without length normalisation (b = 0, see the module).
 
     Exact, without scoring every row of a common term (MaxScore): a term adds less than
     idf x (k1 + 1) to any row, so the terms are taken rarest first, and once the k-th best
@@ -83,7 +107,9 @@ def bm25_top(
         if allowed is not None:
             rows = rows[allowed[rows]]
         norm = K1 * (np.float32(1.0) - B + B * index.lengths[rows].astype(np.float32) / average)
-        weights = {t: _weights(index, t, rows, idf[t], norm) for t in counts}
+        weights = {
+            t: _weights(index, t, rows, idf[t], K1 if t in field_terms else norm) for t in counts
+        }
         scores = np.zeros(len(rows), np.float32)
         for position in term_positions:
             scores += weights[position]
@@ -105,7 +131,11 @@ def _postings(index: LexicalIndex, position: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _weights(
-    index: LexicalIndex, position: int, rows: np.ndarray, idf: np.float32, norm: np.ndarray
+    index: LexicalIndex,
+    position: int,
+    rows: np.ndarray,
+    idf: np.float32,
+    norm: np.ndarray | np.float32,
 ) -> np.ndarray:
     """The term's BM25 contribution to each of `rows` (ascending), whose length norms are
     `norm`: 0 where it is absent."""

@@ -33,6 +33,7 @@ from stores.snapshots import Snapshot
 from stores.workspace import lance_table_name
 from transforms.embedding import encode
 from transforms.graph_index import GraphIndex, alias_keys, fact_mask
+from transforms.lexical import analyze
 from transforms.vector_lists import unit_rows
 
 QUERY_MEMO = "query_vectors_ahead"
@@ -213,7 +214,16 @@ class SnapshotView:
         if index is None or index.lexical is None:
             return None
         retrievable = self.retrievable_segments if self.retrievable_filter is not None else None
-        return LexicalSearch.of(index.lexical, self.node_names.segment_ids, retrievable)
+        return LexicalSearch.of(
+            index.lexical, self.node_names.segment_ids, retrievable, self.speaker_terms
+        )
+
+    @functools.cached_property
+    def speaker_terms(self) -> frozenset[str]:
+        """The full-text terms of the speakers' names (a field of each turn's search text,
+        scored as one: `memory.lexical_search`)."""
+        speakers = self.segments.column("speaker").unique().drop_null().to_pylist()
+        return frozenset(term for speaker in speakers for term in analyze(str(speaker)))
 
     @functools.cached_property
     def mapped_index(self) -> GraphIndex | None:

@@ -5,6 +5,7 @@ the retrievable rows only, and the search a view uses where its index has postin
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import lancedb
@@ -120,6 +121,26 @@ def test_top_is_best_first_ties_by_row_and_only_retrievable_rows() -> None:
     assert masked == found[1:], "a masked row is dropped, the statistics are the index's"
 
 
+def test_a_speakers_name_lifts_each_of_their_turns_alike() -> None:
+    """Issue 37, 3.4: a turn's speaker is a field, so naming the speaker lifts a filler
+    turn no more than a long one, and the content terms decide among their turns."""
+    texts = [
+        "Calvin: Keep going for it!",
+        "Calvin: I went to the auction last weekend and came home with a red 1967 coupe",
+        "Dave: the auction sounds fun, tell me about it when we meet",
+    ]
+    ids = ["filler", "content", "other"]
+    index = build_lexical_index(texts)
+    as_content = LexicalSearch.of(index, ids, None)
+    as_field = LexicalSearch.of(index, ids, None, frozenset({"calvin"}))
+    by_content = dict(as_content.top("Calvin", 3))
+    assert by_content["filler"] > by_content["content"], "BM25 favoured the short turn"
+    by_field = dict(as_field.top("Calvin", 3))
+    assert by_field["filler"] == by_field["content"] > 0
+    assert as_field.top("What did Calvin get at the auction?", 3)[0][0] == "content"
+    assert as_field.top("auction", 3) == as_content.top("auction", 3), "other terms unchanged"
+
+
 def test_the_view_searches_its_postings_and_agrees_with_lancedb(graph_memory) -> None:
     """The sample's graph index holds its postings, so the view searches them; a view
     without the mapped index asks LanceDB. Same hits and scores (ties may fill the last
@@ -128,8 +149,10 @@ def test_the_view_searches_its_postings_and_agrees_with_lancedb(graph_memory) ->
     assert view.lexical_search is not None
     scanned = SnapshotView(view.snapshot, view.connect, view.db)
     assert scanned.lexical_search is None
+    # LanceDB knows no speaker field: compare the scoring with the speakers' names as content
+    plain = replace(view.lexical_search, field_terms=frozenset())
     for text in QUERIES:
-        ours, lance = full_text_segments(view, text, 20), full_text_segments(scanned, text, 20)
+        ours, lance = plain.top(text, 20), full_text_segments(scanned, text, 20)
         assert [s for _, s in ours] == pytest.approx([s for _, s in lance], rel=1e-5), text
         last = min((s for _, s in lance), default=0.0)
         assert {h for h in ours if h[1] > last} == {h for h in lance if h[1] > last}, text
