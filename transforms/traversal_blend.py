@@ -29,10 +29,11 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # documents, MuSiQue dev (100 questions, hybrid R@5 67.5) R@5 at 0.0 / 0.1 / 0.2 / 0.3 /
     # 0.5: 75.4 / 75.9 / 74.3 / 74.3 / 69.6 (`kgmem train traversal-blend`)
     "memorai_dwpr": {"documents": 0.1, "conversations": 0.2},
-    # kgermar_fusion, LoCoMo dev (first 200 questions) turn R@10 at flat share 0.2 / 0.3 /
-    # 0.4: 79.1 / 78.6 / 75.4, session R@10 90.1 / 90.5 / 91.2; MuSiQue dev (first 150)
-    # R@5 at 0.0 / 0.3 / 0.5: 65.0 / 67.3 / 67.0 (hybrid 67.5: no gain on documents yet)
-    "kgermar_fusion": {"documents": 0.3, "conversations": 0.3},
+    # kgermar_fusion (log structural scores, 100 candidates), MuSiQue dev (all 100
+    # questions) R@5 at flat share 0.2 / 0.3: 73.0 / 71.5 (hybrid 67.5); LoCoMo dev (first
+    # 300 questions) turn R@10 at 0.2 / 0.3: 81.8 / 80.7, session R@10 87.6 / 89.2 (76.7
+    # and 90.4 before, at 0.3): 0.3 keeps the sessions
+    "kgermar_fusion": {"documents": 0.2, "conversations": 0.3},
     # real_beam, LoCoMo dev (first 300 questions) turn R@10 at flat share 0.3 / 0.4 / 0.5 /
     # 0.6 / 0.7: 70.5 / 72.2 / 72.7 / 70.9 / 69.7 (hybrid 65.9); held out (questions 300-600)
     # at 0.5: 66.9 (hybrid 63.7). Documents, MuSiQue dev (280 questions) R@5 at 0.7 / 0.9:
@@ -43,13 +44,13 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # (questions 300-600) at 0.3: 66.8 (hybrid 63.7). Documents, MuSiQue dev (280 questions)
     # R@5 at 0.7 / 0.9: 67.9 / 67.1 (hybrid 67.5); at 0.5 on 200 of them 66.7 (hybrid 72.5)
     "gram_paths": {"documents": 0.7, "conversations": 0.3},
-    # personalai (all six variants), LoCoMo dev (first 300 questions) turn R@10 at flat share
-    # 0.4 / 0.5 (hybrid 65.9): A* 71.2 / 71.5, WaterCircles 69.7 / 71.3, beam 70.9 / 70.8,
-    # WC+BS 71.9 / 71.5, A*+BS 71.7 / 71.9, A*+WC 71.7 / 71.6; WaterCircles on 200 at
-    # 0.3 / 0.5 / 0.7: 69.5 / 72.1 / 68.3 (hybrid 66.2); full LoCoMo dev at 0.5: WC 72.2,
-    # A*+BS 71.9 (hybrid 67.2). MuSiQue dev (first 100) R@5 at 0.1 / 0.2 / 0.3 / 0.5 / 0.7:
-    # WC 66.1 / 68.2 / 69.2 / 66.1 / 67.9, A*+BS 66.1 / 66.9 / 68.9 / 66.3 / 67.9 (hybrid 67.5)
-    "personalai": {"documents": 0.3, "conversations": 0.5},
+    # personalai (all six variants; fragments scored by the prior mass their nodes carry),
+    # MuSiQue dev (all 100 questions) R@5 at flat share 0.2 / 0.3: A* 73.5 / 73.2,
+    # WaterCircles 74.5 / 72.4, beam 71.7 / 71.2, WC+BS 74.5 / 72.4, A*+BS 73.5 / 73.2,
+    # A*+WC 74.5 / 72.7 (WaterCircles at 0.0 / 0.1: 70.9 / 74.3; hybrid 67.5). LoCoMo dev
+    # (first 300 questions) turn R@10 at 0.3 / 0.5: WaterCircles 73.1 / 72.5, beam
+    # 73.1 / 71.6 (hybrid 65.9), session R@10 91.1-92.2 / 92.4-92.7
+    "personalai": {"documents": 0.2, "conversations": 0.3},
 }
 """Per strategy (the six PersonalAI variants share `personalai`), per corpus kind: the
 flat ranking's share of the blend."""

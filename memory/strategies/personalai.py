@@ -16,11 +16,13 @@ Comparator, `memory.personalai.evidence`): the entities it names or resembles, t
 and topic nodes its n-grams equal (`query_phrases`, the most specific), and the nodes of
 the passages flat search ranks first (`prior_nodes`, by prior mass x specificity: the
 episodes flat search found). It runs its traversal(s) over the hypergraph, unites the
-retrieved hyperedges of a hybrid (each hyperedge once), and scores every segment a
-retrieved hyperedge stands on by its count k of linked nodes among its episode's
-members, the paper's WaterCircles ranking of text fragments ("sorted in descending order
-of k"), ties by cosine to the question. Which segments are scored is the algorithm's own
-(A*'s shortest paths between linked nodes, the circles' rings, the beams' paths); the
+retrieved hyperedges of a hybrid (each hyperedge once), and scores every fragment it
+reached (the segments its retrieved hyperedges stand on, and the episodes of the nodes
+it visited) by the paper's WaterCircles count k of linked nodes among the fragment's
+members ("sorted in descending order of k"), each node weighted by the mass the prior's
+top passages send through it (`memory.personalai.evidence.ranked_segments`), ties by
+cosine to the question. Which fragments are scored is the algorithm's own (A*'s shortest
+paths between linked nodes, the circles' rings, the beams' paths); the
 Triplets Filter (top N by similarity to the question) picks the paths shown. That
 ranking is blended with the flat `hybrid` prior (`memory.traversal.blended`) with the
 flat share of `transforms.traversal_blend` (entry `personalai`, fitted per corpus kind on
@@ -63,6 +65,7 @@ from memory.personalai.evidence import (
     filtered,
     linked_nodes,
     phrase_nodes,
+    prior_node_mass,
     prior_nodes,
     ranked_segments,
 )
@@ -161,14 +164,15 @@ def _traverse(
         view, query, personal, question, int(options.get("aligned_entities", ALIGNED_ENTITIES))
     )
     phrases = phrase_nodes(personal, query.text, int(options.get("query_phrases", QUERY_PHRASES)))
-    seeded = prior_nodes(view, personal, prior, int(options.get("prior_nodes", PRIOR_NODES)))
+    node_mass = prior_node_mass(view, personal, prior)
+    seeded = prior_nodes(node_mass, int(options.get("prior_nodes", PRIOR_NODES)))
     for node, weight in (*phrases.items(), *seeded.items()):
         linked.setdefault(node, round(weight, 4))
     traversal = Traversal()
     for run in runners:
         traversal = traversal.merge(run(personal, list(linked), similarity, options))
     kept = filtered(traversal, similarity, int(options.get("top_n", TOP_N)))
-    scored, paths = ranked_segments(personal, traversal, kept, linked, question)
+    scored, paths = ranked_segments(personal, traversal, kept, linked, node_mass, question)
     visited = sorted(traversal.visited, key=personal.name)
     explanation = {
         "strategy": name,

@@ -14,7 +14,7 @@ import pytest
 
 from memory.personalai.astar import AStarParams, astar, shortest_path
 from memory.personalai.beam import BeamParams, beam_paths, beam_search
-from memory.personalai.evidence import phrase_nodes
+from memory.personalai.evidence import FLOOR, phrase_nodes, ranked_segments
 from memory.personalai.hypergraph import (
     EPISODE,
     FACT,
@@ -23,6 +23,7 @@ from memory.personalai.hypergraph import (
     personal_graph_of,
 )
 from memory.personalai.theses import read_theses
+from memory.personalai.traversal import Traversal
 from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.personalai import personalai_beam
@@ -359,3 +360,38 @@ def test_llm_theses_become_hyperedges(graph_build, graph_memory, tmp_path):
     assert shown and text in shown[0]["hyperedge"]
     assert segment["segment_id"] in [s for s, _ in ranking.scored]
     con.close()
+
+
+def test_fragments_are_the_visited_nodes_episodes_weighted_by_the_mass_they_carry(graph_memory):
+    view = graph_memory._view
+    query = QueryContext(TWO_HOP, 5)
+    personal = personal_graph_of(view, query)
+    hypergraph, spec = personal.hypergraph, personal.node_specificity
+    first = hypergraph.n_hyperedges - len(personal.graph.segment_ids)
+    in_episodes = [
+        n for n in range(hypergraph.n_nodes) if (hypergraph.hyperedges_of(n) >= first).any()
+    ]
+    specific = max(in_episodes, key=lambda n: (spec[n], -n))
+    common = min(in_episodes, key=lambda n: (spec[n], n))
+    assert spec[specific] > spec[common]
+    unvisited = next(n for n in in_episodes if n not in (specific, common))
+    mass = (np.array(sorted([specific, common, unvisited])), np.ones(3))
+    traversal = Traversal(visited={specific, common})  # nothing retrieved
+    question = view.embed_query(TWO_HOP)
+    scored, _ = ranked_segments(personal, traversal, [], {}, mass, question)
+    ids = personal.graph.segment_ids
+
+    def segments_of(node: int) -> set[str]:
+        return {ids[e - first] for e in hypergraph.hyperedges_of(node).tolist() if e >= first}
+
+    only_unvisited = segments_of(unvisited) - segments_of(specific) - segments_of(common)
+    assert {s for s, _ in scored} == segments_of(specific) | segments_of(common)
+    assert not only_unvisited & {s for s, _ in scored}
+    score = dict(scored)
+    for segment in segments_of(specific) - segments_of(common):
+        for other in segments_of(common) - segments_of(specific):
+            assert score[segment] > score[other]  # a node of fewer passages carries more
+    best = scored[0][0]
+    carried = spec[specific] * (best in segments_of(specific))
+    carried += spec[common] * (best in segments_of(common))
+    assert scored[0][1] == pytest.approx(np.log(carried + FLOOR), abs=1e-5)
