@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from memory.graph import MemoryGraph
+from memory.passage_graph import NEXT_TURN_WEIGHT, PHRASE_PREFIX, PHRASE_WEIGHT
 from memory.passage_links import PassageLinks
 from transforms.graph_structures import entity_fact_incidence
 
@@ -51,6 +52,10 @@ class LinkGraph:
     """Per edge: FACT, MENTION or NEXT_TURN."""
     ref: np.ndarray
     """Per edge: its fact's position in the query's graph for a fact, else -1."""
+    weight: np.ndarray
+    """Per edge, its weight in the passage graph's walk (`memory.passage_graph`): a
+    mention the node's specificity (times `PHRASE_WEIGHT` for a phrase node), a fact its
+    confidence times the lesser specificity of its ends, a next turn `NEXT_TURN_WEIGHT`."""
 
     @property
     def n_entities(self) -> int:
@@ -68,6 +73,19 @@ class LinkGraph:
 
     def edge_arrays(self, vertex: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return MemoryGraph.edge_arrays(self, vertex)  # type: ignore[arg-type]
+
+    def steps(self, vertices: np.ndarray, edges: np.ndarray) -> np.ndarray:
+        """The walk's transition probability of leaving each of `vertices` by the edge of
+        the same position: the edge's weight over the vertex's weighted degree."""
+        return self.weight[edges] / self.degree[vertices]
+
+    @functools.cached_property
+    def degree(self) -> np.ndarray:
+        """Per vertex, the summed weight of its edges (1 where it has none)."""
+        total = np.zeros(self.n_entities)
+        np.add.at(total, self.fact_head, self.weight)
+        np.add.at(total, self.fact_tail, self.weight)
+        return np.where(total > 0, total, 1.0)
 
     def segment(self, vertex: int) -> int:
         """The segment position of a segment vertex, -1 for a node."""
@@ -92,6 +110,16 @@ def link_graph(links: PassageLinks, graph: MemoryGraph) -> LinkGraph:
         [np.full(len(facts), FACT), np.full(len(node), MENTION), np.full(len(turns), NEXT_TURN)]
     )
     refs = np.concatenate([facts, np.full(len(node) + len(turns), -1)])
+    specificity = links.specificity
+    phrase = np.fromiter((i.startswith(PHRASE_PREFIX) for i in links.node_ids), bool, n)[node]
+    weights = np.concatenate(
+        [
+            graph.fact_confidence[facts]
+            * np.minimum(specificity[head[facts]], specificity[tail[facts]]),
+            specificity[node] * np.where(phrase, PHRASE_WEIGHT, 1.0),
+            np.full(len(turns), NEXT_TURN_WEIGHT),
+        ]
+    )
     return LinkGraph(
-        n, links.n_segments, heads.astype(np.int64), tails.astype(np.int64), kinds, refs
+        n, links.n_segments, heads.astype(np.int64), tails.astype(np.int64), kinds, refs, weights
     )

@@ -27,20 +27,27 @@ row, and the halves meet by sorting the backward ends; paths become `RelationalP
 only when read one by one. It finds the paths in the order of the edge-by-edge search it
 replaced (`tests/memory/relational_paths_reference.py`, checked path for path).
 
-Scoring (the paper has none): the mean cosine of the query to the path's fact statements,
-clipped at 0, times the product of the facts' confidences, so a longer path must be
-more relevant to beat a shorter one and a doubtful fact weakens every path through it.
+Scoring (the paper has none): a path's walk mass (`Search.masses`), the weight of the
+entity it starts from times the transition probability of each of its steps (given by the
+graph: `memory.link_graph.LinkGraph.steps`), optionally plus the same product walked
+from its other end, so a path is as strong as a random walk along it is likely: specific
+(rarely shared) nodes make strong bridges, hubs weak ones, and no step has to be about
+the query (the second passage of a two-hop question is about the bridge, not the query).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from memory.csr import ranges
 from memory.graph import MemoryGraph
+
+Steps = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""(vertices, edges) -> the probability of leaving each vertex by the edge beside it."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +125,10 @@ class Search:
         flat = [g.facts.ravel() for g in self.groups]
         return np.unique(np.concatenate([np.zeros(0, np.int64), *flat]))
 
-    def scores(self, similarity: np.ndarray, confidence: np.ndarray) -> np.ndarray:
-        """`path_scores` of `paths`, computed per length on the arrays."""
-        return np.concatenate(
-            [_scores(g.facts, similarity, confidence) for g in self.groups] or [np.zeros(0)]
-        )
+    def masses(self, steps: Steps, start: float, end: float = 0.0) -> np.ndarray:
+        """Per path (in `path` order): `start` x the product of its steps' transition
+        probabilities from its first entity, plus `end` x that product from its last."""
+        return np.concatenate([_masses(g, steps, start, end) for g in self.groups] or [np.zeros(0)])
 
 
 def _children(
@@ -332,21 +338,9 @@ def reading_order(graph: MemoryGraph, path: RelationalPath) -> RelationalPath:
     return path.reversed() if 2 * forward < len(path) else path
 
 
-def path_scores(
-    paths: list[RelationalPath], similarity: np.ndarray, confidence: np.ndarray
-) -> np.ndarray:
-    """Per path: max(mean cosine of its facts to the query, 0) x product of confidences;
-    `similarity` and `confidence` are indexed by fact position."""
-    scores = np.zeros(len(paths))
-    lengths = np.fromiter((len(p) for p in paths), np.int64, len(paths))
-    for n in np.unique(lengths):
-        rows = np.flatnonzero(lengths == n)
-        facts = np.array([paths[i].facts for i in rows], np.int64).reshape(len(rows), n)
-        scores[rows] = _scores(facts, similarity, confidence)
-    return scores
-
-
-def _scores(facts: np.ndarray, similarity: np.ndarray, confidence: np.ndarray) -> np.ndarray:
-    """`path_scores` of paths of one length, a row of `facts` each."""
-    relevance = np.maximum(similarity[facts].mean(axis=1), 0.0)
-    return relevance * np.prod(confidence[facts], axis=1)
+def _masses(group: PathArrays, steps: Steps, start: float, end: float) -> np.ndarray:
+    """`Search.masses` of paths of one length, a row each."""
+    mass = start * np.prod(steps(group.entities[:, :-1], group.facts), axis=1)
+    if end:
+        mass = mass + end * np.prod(steps(group.entities[:, 1:], group.facts), axis=1)
+    return mass

@@ -39,11 +39,10 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # at 0.5: 66.9 (hybrid 63.7). Documents, MuSiQue dev (280 questions) R@5 at 0.7 / 0.9:
     # 69.3 / 67.8 (hybrid 67.5); at 0.5 on 200 of them 66.2 (hybrid 72.5): a rough fit
     "real_beam": {"documents": 0.7, "conversations": 0.5},
-    # gram_paths, LoCoMo dev (first 300 questions) turn R@10 at flat share 0.1 / 0.2 / 0.3 /
-    # 0.4 / 0.5 / 0.7: 74.6 / 75.8 / 76.2 / 75.9 / 73.6 / 69.2 (hybrid 65.9); held out
-    # (questions 300-600) at 0.3: 66.8 (hybrid 63.7). Documents, MuSiQue dev (280 questions)
-    # R@5 at 0.7 / 0.9: 67.9 / 67.1 (hybrid 67.5); at 0.5 on 200 of them 66.7 (hybrid 72.5)
-    "gram_paths": {"documents": 0.7, "conversations": 0.3},
+    # gram_paths (walk mass of the paths from the anchors, issue 35), MuSiQue dev (all 100
+    # questions) R@5 at flat share 0.4 / 0.5 / 0.6: 74.3 / 74.7 / 74.7 (hybrid 67.5);
+    # LoCoMo dev (first 400) turn R@10 at 0.2 / 0.3 / 0.4: 75.9 / 76.1 / 76.1 (hybrid ~67)
+    "gram_paths": {"documents": 0.5, "conversations": 0.3},
     # personalai (all six variants; fragments scored by the prior mass their nodes carry),
     # MuSiQue dev (all 100 questions) R@5 at flat share 0.2 / 0.3: A* 73.5 / 73.2,
     # WaterCircles 74.5 / 72.4, beam 71.7 / 71.2, WC+BS 74.5 / 72.4, A*+BS 73.5 / 73.2,

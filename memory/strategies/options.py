@@ -118,7 +118,7 @@ OPTIONS: dict[str, dict[str, Rule]] = {
         "tolerance": number,
         "max_iterations": count,
     },
-    "gram_paths": {**GRAPH, "max_length": count, "paths_per_pair": count, "seed_nodes": whole},
+    "gram_paths": {**GRAPH, "max_length": count, "seed_nodes": whole},
     "kgermar_fusion": {
         **GRAPH,
         "bank_budget": choice("k", "split"),

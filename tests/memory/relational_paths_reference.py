@@ -1,7 +1,7 @@
 """Test oracle: GRAM's relational path search as it was before it ran on arrays (one
 `RelationalPath` per partial path, grown edge by edge), kept verbatim so the
 differential test can check that `memory.relational_paths` finds the same paths in the same
-order, truncates alike, and scores them bit for bit alike; and GRAM's link graph (facts
+order, truncates alike, and gives them the same walk masses; and GRAM's link graph (facts
 and the passage graph's untyped links) built edge by edge. Not product code."""
 
 from __future__ import annotations
@@ -86,17 +86,19 @@ def paths_from(graph: MemoryGraph, source: int, max_length: int, limit: int) -> 
     return Search([p for p in grown.paths if len(p)], grown.truncated)
 
 
-def path_scores(
-    paths: list[RelationalPath], similarity: np.ndarray, confidence: np.ndarray
+def path_masses(
+    paths: list[RelationalPath], weight: np.ndarray, degree: np.ndarray, start: float, end: float
 ) -> np.ndarray:
-    """Per path: max(mean cosine of its facts to the query, 0) x product of confidences;
-    `similarity` and `confidence` are indexed by fact position."""
-    scores = np.zeros(len(paths))
+    """Per path, step by step: `start` x the product of weight[fact] / degree[entity
+    left] from its first entity, plus `end` x the same product from its last."""
+    masses = np.zeros(len(paths))
     for index, path in enumerate(paths):
-        facts = np.fromiter(path.facts, dtype=np.int64)
-        relevance = max(float(similarity[facts].mean()), 0.0)
-        scores[index] = relevance * float(np.prod(confidence[facts]))
-    return scores
+        forward = backward = 1.0
+        for fact, left, right in zip(path.facts, path.entities, path.entities[1:], strict=False):
+            forward *= weight[fact] / degree[left]
+            backward *= weight[fact] / degree[right]
+        masses[index] = start * forward + (end * backward if end else 0.0)
+    return masses
 
 
 def link_graph_edges(links: PassageLinks, graph: MemoryGraph) -> list[tuple[int, int, int, int]]:

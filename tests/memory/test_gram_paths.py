@@ -14,11 +14,11 @@ from kgmem.cli import main
 from memory.graph import MemoryGraph
 from memory.relational_paths import (
     RelationalPath,
-    path_scores,
     paths_between,
     paths_from,
     reading_order,
 )
+from memory.strategies.gram_paths import TOP_PATHS_EXPLAINED
 
 # A(0) -r0-> B(1) -r1-> C(2) <-r2- D(3);  A -r3-> D;  B -r4-> D;  C -r5-> E(4);
 # E -r6-> A (closes cycles through A);  F(5) isolated but for a self-loop fact r7.
@@ -136,33 +136,18 @@ def test_reading_order_and_linearization():
     assert reading_order(graph, mixed) == mixed
 
 
-def test_path_scores_mean_cosine_times_confidence_product():
-    paths = [RelationalPath((0, 1), (0,)), RelationalPath((0, 1, 2), (0, 1))]
-    similarity = np.array([0.8, 0.4, -0.9])
-    confidence = np.array([0.5, 0.5, 1.0])
-    scores = path_scores(paths, similarity, confidence)
-    assert scores == pytest.approx([0.8 * 0.5, 0.6 * 0.25])
-    negative = path_scores([RelationalPath((0, 1), (2,))], similarity, confidence)
-    assert negative == pytest.approx([0.0])
-
-
-PRIYA_PATH = "[Priya Natarajan] -[work_at]-> [Harborview Office] ; [Harborview Office] -[locate_in]-> [Rotterdam]"  # noqa: E501
-
-
 def test_office_city_path_between_query_entities(graph_memory):
     result = graph_memory.query(
         "Is Priya Natarajan's office in Rotterdam?", strategy="gram_paths", k=5
     )
     explanation = result.explanation
     assert {"Priya Natarajan", "Rotterdam"} <= set(explanation["query_entities"])
-    assert explanation["mode"] == "between_entities"
     assert explanation["paths_found"]["2"] >= 1
-    assert PRIYA_PATH in [p["path"] for p in explanation["top_paths"]]
     texts = {h.text: h for h in result}
     works = [h for t, h in texts.items() if "Priya Natarajan works at the Harborview Office" in t]
     located = [h for t, h in texts.items() if "Harborview Office is located in Rotterdam" in t]
     assert works and located, "both supporting segments are retrieved"
-    assert PRIYA_PATH in works[0].paths and PRIYA_PATH in located[0].paths
+    assert works[0].paths and located[0].paths
     scores = [h.score for h in result]
     assert scores == sorted(scores, reverse=True)
 
@@ -185,7 +170,9 @@ def test_paths_start_and_end_at_anchors(graph_memory):
         assert text.startswith(tuple(f"[{name}]" for name in anchors)) or any(
             text.endswith(f"[{name}]") for name in anchors
         )
-    assert 1 <= len(explanation["top_paths"]) <= explanation["paths_kept"]
+    assert 1 <= len(explanation["top_paths"]) <= TOP_PATHS_EXPLAINED
+    walked = [p for h in result for p in h.paths if p.count(" ; ") == 2]
+    assert walked, "a seed node's neighbourhood: node - segment - node - segment"
     assert set(explanation["paths_found"]) == {"1", "2", "3", "4"}
     short = graph_memory.query(
         "Tell me about the Harborview Office",
@@ -210,9 +197,9 @@ def test_cli_explain_prints_paths(graph_build, capsys):
     )
     printed = " ".join(capsys.readouterr().out.split())
     assert code == 0
-    assert '"mode": "between_entities"' in printed, "the explanation is printed"
-    assert f'"path": "{PRIYA_PATH}"' in printed, "with its top paths"
-    assert f"path {PRIYA_PATH}" in printed, "and each hit its paths, brackets intact"
+    assert '"paths_found"' in printed, "the explanation is printed"
+    assert '"top_paths": [ { "path": "[' in printed, "with its top paths"
+    assert "path [" in printed and "-[mentioned_in]-> [" in printed, "and each hit its paths"
 
 
 def test_untyped_links_join_the_paths_and_the_blend(graph_memory):
@@ -274,3 +261,12 @@ def test_link_graph_edges_of_a_toy_incidence():
     assert edges.ref.tolist() == [0, -1, -1, -1, -1]
     between = paths_between(edges, 0, 1, 2, 100)
     assert {p.entities for p in between.paths} == {(0, 1), (0, 4, 1)}
+    # walk weights: a fact conf x lesser specificity, a mention its node's specificity
+    assert edges.weight.tolist() == pytest.approx([0.5, 0.5, 0.5, 1.0, 1.0])
+    assert edges.degree[[0, 1, 3, 4]].tolist() == pytest.approx([1.5, 1.5, 1.5, 2.5])
+    entities = [p.entities for p in between.paths]
+    masses = dict(zip(entities, between.masses(edges.steps, 1.0), strict=True))
+    assert masses[(0, 1)] == pytest.approx(0.5 / 1.5)
+    assert masses[(0, 4, 1)] == pytest.approx(0.5 / 1.5 * 1.0 / 2.5)
+    both = dict(zip(entities, between.masses(edges.steps, 1.0, 2.0), strict=True))
+    assert both[(0, 4, 1)] == pytest.approx(0.5 / 1.5 / 2.5 + 2.0 * 1.0 / 1.5 * 0.5 / 2.5)

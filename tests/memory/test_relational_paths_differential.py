@@ -1,6 +1,6 @@
 """GRAM's path search on arrays (`memory.relational_paths`) against the edge-by-edge search
 it replaced (`tests/memory/relational_paths_reference.py`): the same paths in the same
-order, the same truncation, and scores equal bit for bit, on random multigraphs with hubs,
+order, the same truncation, and the same walk masses, on random multigraphs with hubs,
 parallel facts and self-loops, and on the sample snapshot's graph; and GRAM's link graph
 (facts and untyped links) against its edge-by-edge build, with paths searched on it."""
 
@@ -14,6 +14,7 @@ import pytest
 from memory import relational_paths as fast
 from memory.graph import MemoryGraph, graph_of
 from memory.link_graph import FACT, MENTION, link_graph
+from memory.passage_graph import NEXT_TURN_WEIGHT, PHRASE_WEIGHT
 from memory.passage_links import passage_links
 from memory.snapshot_view import QueryContext
 from tests.memory import relational_paths_reference as reference
@@ -93,15 +94,19 @@ def test_truncation_is_exercised() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_scores_equal_the_per_path_loop_bit_for_bit(seed: int) -> None:
+def test_masses_equal_the_per_path_loop(seed: int) -> None:
     graph = _random_graph(seed)
     rng = np.random.default_rng(seed)
-    similarity = rng.uniform(-1, 1, len(graph.fact_head))
-    confidence = rng.uniform(0, 1, len(graph.fact_head))
+    weight = rng.uniform(0.01, 1, len(graph.fact_head))
+    degree = rng.uniform(1, 5, graph.n_entities)
+
+    def steps(entities: np.ndarray, facts: np.ndarray) -> np.ndarray:
+        return weight[facts] / degree[entities]
+
     for search in (fast.paths_from(graph, 0, 4, 5000), fast.paths_between(graph, 0, 3, 5, 5000)):
-        want = reference.path_scores(search.paths, similarity, confidence)
-        assert search.scores(similarity, confidence).tobytes() == want.tobytes()
-        assert fast.path_scores(search.paths, similarity, confidence).tobytes() == want.tobytes()
+        for start, end in ((1.0, 0.0), (0.3, 0.7)):
+            want = reference.path_masses(search.paths, weight, degree, start, end)
+            np.testing.assert_allclose(search.masses(steps, start, end), want, rtol=1e-12)
         assert np.array_equal(search.facts(), sorted({f for p in search.paths for f in p.facts}))
         assert search.lengths() == {
             n: sum(len(p) == n for p in search.paths) for n in {len(p) for p in search.paths}
@@ -145,6 +150,21 @@ def test_link_graph_is_the_edge_by_edge_build(graph_memory) -> None:
     assert built == expected
     kinds = {kind for _, _, kind, _ in expected}
     assert {FACT, MENTION} <= kinds, "facts and untyped mentions both present"
+    specificity = 1.0 / np.maximum(links.counts, 1)
+    weights, degrees = [], np.zeros(edges.n_entities)
+    for head, tail, kind, fact in expected:
+        if kind == FACT:
+            weight = graph.fact_confidence[fact] * min(specificity[head], specificity[tail])
+        elif kind == MENTION:
+            phrase = links.node_ids[head].startswith("phrase:")
+            weight = specificity[head] * (PHRASE_WEIGHT if phrase else 1.0)
+        else:
+            weight = NEXT_TURN_WEIGHT
+        weights.append(weight)
+        degrees[head] += weight
+        degrees[tail] += weight
+    np.testing.assert_allclose(edges.weight, weights, rtol=1e-12)
+    np.testing.assert_allclose(edges.degree, np.where(degrees > 0, degrees, 1.0), rtol=1e-12)
     degree = np.diff(edges.entity_facts.indptr)
     anchors = [int(v) for v in np.argsort(-degree[: edges.n_nodes], kind="stable")[:5]]
     among = fast.paths_among(edges, anchors, 4, 300)
