@@ -23,7 +23,7 @@ Banks, as this offline pipeline can hold them:
   `transforms.relational_mean`).
 
 Measured (0 LLM calls), MuSiQue dev (all 100 questions) R@5: 67.3 against `hybrid` 67.5
-with linear structural scores max-scaled and the fused list cut at k; 73.0 with log
+with linear structural scores max-scaled and the fused list cut at k; 72.8 with log
 scores, min-max scaling and `CANDIDATES` (flat share 0.2). The products after two layers
 span orders of magnitude (a seed passage keeps its prior mass, a second-hop passage gets
 a mean of means), so scaled linearly only the seeds stood above 0 and the second hop,
@@ -43,10 +43,12 @@ split, first 200 questions, turn R@10; `hybrid` 66.2 there):
   bank contributes its top K by default; option "bank_budget": "split" restores ⌊K/3⌋
   (at least 1);
 - score scales (log mass, BM25 and cosine are not comparable): each bank's scores are
-  min-max scaled over its list for the query, so every bank's top item scores 1 and its
-  last 0; a segment absent from a bank's top list scores 0 there (Algorithm 2, lines
-  8–10). MuSiQue dev R@5 with log structural scores: 71.5 min-max against 65.8 for
-  linear scores max-scaled (flat share 0.3, 100 candidates);
+  min-max scaled over its list for the query and one mean gap below it, so every bank's
+  top item scores 1, a segment absent from its top list 0 (Algorithm 2, lines 8–10) and
+  its last item a gap above that. MuSiQue dev R@5 with log structural scores, flat share
+  0.2 / 0.3 (100 candidates): 72.8 / 71.5; 73.0 / 71.5 with the last item at 0 (tied with
+  absent segments); 70.7 / 70.2 divided by each bank's best score, the structural bank
+  as log(1 + product / its smallest); 65.8 at 0.3 with linear products;
 - λ: the paper learns them by gradient descent and gives no initial values; the default
   is the dev fit (`memory.fusion_weights.DEFAULT_WEIGHTS`). λ fitted on a dev split
   (`kgmem train fusion-weights`) are read from `<home>/models/fusion_weights.json` when
@@ -336,12 +338,14 @@ def _structural_segments(
 
 
 def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:
-    """A bank's scores min-max scaled over its list: its top item 1, its last 0 (as a
-    segment the bank did not return), equal scores all 1."""
+    """A bank's scores min-max scaled over its list and one step below it: its top item
+    1, a segment it did not return 0, its last item the list's mean gap above that;
+    equal scores all 1."""
     if not scored:
         return {}
     values = [score for _, score in scored]
     low, top = min(values), max(values)
     if top <= low:
         return {segment: 1.0 for segment, _ in scored}
-    return {segment: (score - low) / (top - low) for segment, score in scored}
+    gap = (top - low) / max(len(values) - 1, 1)
+    return {segment: (score - low + gap) / (top - low + gap) for segment, score in scored}
