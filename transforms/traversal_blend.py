@@ -34,11 +34,11 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # 300 questions) turn R@10 at 0.2 / 0.3: 81.8 / 80.7, session R@10 87.6 / 89.2 (76.7
     # and 90.4 before, at 0.3): 0.3 keeps the sessions
     "kgermar_fusion": {"documents": 0.2, "conversations": 0.3},
-    # real_beam, LoCoMo dev (first 300 questions) turn R@10 at flat share 0.3 / 0.4 / 0.5 /
-    # 0.6 / 0.7: 70.5 / 72.2 / 72.7 / 70.9 / 69.7 (hybrid 65.9); held out (questions 300-600)
-    # at 0.5: 66.9 (hybrid 63.7). Documents, MuSiQue dev (280 questions) R@5 at 0.7 / 0.9:
-    # 69.3 / 67.8 (hybrid 67.5); at 0.5 on 200 of them 66.2 (hybrid 72.5): a rough fit
-    "real_beam": {"documents": 0.7, "conversations": 0.5},
+    # real_beam (evidence weighted by its root's prior mass, summed per segment, issue 35),
+    # MuSiQue dev (all 100 questions) R@5 at flat share 0.3 / 0.4 / 0.5 / 0.6: 71.7 / 73.3 /
+    # 74.0 / 72.3 (hybrid 67.5); LoCoMo dev (first 400) turn R@10 at 0.3 / 0.5: 75.2 / 75.0,
+    # turn-ranking session R@10 86.8 / 90.1: 0.5, which keeps more sessions
+    "real_beam": {"documents": 0.5, "conversations": 0.5},
     # gram_paths (walk mass of the paths from the anchors, issue 35), MuSiQue dev (all 100
     # questions) R@5 at flat share 0.4 / 0.5 / 0.6: 74.3 / 74.7 / 74.7 (hybrid 67.5);
     # LoCoMo dev (first 400) turn R@10 at 0.2 / 0.3 / 0.4: 75.9 / 76.1 / 76.1 (hybrid ~67)

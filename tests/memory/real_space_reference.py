@@ -164,8 +164,7 @@ def rank_segments(
     paths: dict[int, list[str]] = {}
 
     def credit(segment: int, score: float, path: Path) -> None:
-        if score > scores.get(segment, float("-inf")):
-            scores[segment] = score
+        scores[segment] = scores.get(segment, 0.0) + score
         texts = paths.setdefault(segment, [])
         if path.text not in texts and len(texts) < MAX_PATHS:
             texts.append(path.text)
