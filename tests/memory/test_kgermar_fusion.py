@@ -299,3 +299,21 @@ def test_an_emptied_structure_table_gives_no_structural_entities(tmp_path: Path)
     rows = kgermar._structure_rows(SimpleNamespace(cache={}), table)
     assert rows is not None and rows.entity_ids == []
     assert rows.nearest(np.ones(rows.vectors.shape[1], np.float32), 5) == []
+
+
+def test_the_structural_bank_scores_its_candidates_beyond_k_on_a_log_scale(graph_memory) -> None:
+    from memory.snapshot_view import QueryContext
+    from memory.strategies.kgermar_fusion import retrieve_banks
+
+    banks = retrieve_banks(
+        graph_memory._view, QueryContext("Where does Priya Natarajan work?", 2), 2
+    )
+    structural = banks.raw["structural"]
+    assert len(structural) > 2, "the structural bank hands the blend more than k candidates"
+    scores = [score for _, score in structural]
+    assert scores == sorted(scores, reverse=True)
+    assert min(scores) < 0, "log of products below 1"
+    scaled = banks.normalised["structural"]
+    assert max(scaled.values()) == 1.0
+    assert 0 < min(scaled.values()) < 1, "the last candidate stays above an absent segment"
+    assert banks.normalised["contextual"][banks.raw["contextual"][-1][0]] > 0
