@@ -26,6 +26,7 @@ recall@10 within -0.5..+0.7; MuSiQue, whose passages have no speaker, unchanged.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -63,6 +64,18 @@ class LexicalSearch:
         arrays = {name: np.asarray(getattr(index, name)) for name in ARRAY_FIELDS}
         fields = frozenset(positions[t] for t in speaker_terms if t in positions)
         return cls(replace(index, **arrays), segment_ids, positions, retrievable, fields)
+
+    @functools.cached_property
+    def rows(self) -> dict[str, int]:
+        """Segment id -> its row of the index."""
+        return {segment_id: row for row, segment_id in enumerate(self.segment_ids)}
+
+    def term_counts(self, segment_ids: Sequence[str]) -> list[int]:
+        """How many terms each segment's search text indexes (0 for an id not indexed)."""
+        lengths = self.index.lengths
+        return [
+            int(lengths[row]) if (row := self.rows.get(s)) is not None else 0 for s in segment_ids
+        ]
 
     def top(self, text: str, k: int) -> list[tuple[str, float]]:
         """Top-k retrievable (segment id, BM25 score rounded to 6 decimals), best first;

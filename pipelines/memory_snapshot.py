@@ -1,7 +1,7 @@
 """Stage 8, `memory_snapshot`: pin the collection's memory as an immutable, addressable
 snapshot: the DuckDB recorded-time cutoff, the LanceDB table versions and the retrieval
-settings (second encoder, `hybrid` weights per corpus kind, each graph strategy's blend
-with the flat ranking per corpus kind, `stores.snapshots`). A rebuild
+settings (second encoder, `hybrid` weights and brevity prior per corpus kind, each graph
+strategy's blend with the flat ranking per corpus kind, `stores.snapshots`). A rebuild
 with unchanged content and settings returns the existing snapshot.
 """
 
@@ -11,6 +11,7 @@ from pipelines.outcome import StageOutcome
 from pipelines.settings import BuildSettings
 from stores.snapshots import record_snapshot
 from stores.warehouse import WarehouseStore
+from transforms.brevity_prior import pinned_brevity
 from transforms.hybrid_weights import pinned_weights
 from transforms.traversal_blend import pinned_blend
 
@@ -23,6 +24,7 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
         "fusion_encoder": settings.second_encoder,
         **pinned_weights(warehouse.workspace.root),
         **pinned_blend(),
+        **pinned_brevity(),
     }
     with warehouse.connect() as con:
         snapshot, created = record_snapshot(

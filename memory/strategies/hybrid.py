@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 from memory.linking import beside, full_text_segments, nearest_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from transforms.brevity_prior import OPTION as BREVITY_OPTION
+from transforms.brevity_prior import brevity_weights, with_brevity_prior
 from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
 from transforms.rank_fusion import Scored, combine, contributions, normalise
 
@@ -103,8 +105,8 @@ def _kept(
 ) -> tuple[tuple[list[tuple[str, float]], dict[str, Any]], dict[str, Scored]]:
     """(`hybrid_ranking`, `hybrid_signals`) of the arguments, from the view's kept ones."""
     pool = pool or candidate_pool(query)
-    weights = query.options.get(WEIGHTS_OPTION)  # the one option the ranking reads
-    key = (query.text, pool, json.dumps(weights, sort_keys=True, default=str))
+    read = {name: query.options.get(name) for name in (WEIGHTS_OPTION, BREVITY_OPTION)}
+    key = (query.text, pool, json.dumps(read, sort_keys=True, default=str))
     return kept_recent(view, "hybrid_rankings", key, lambda: _fused(view, query, pool))
 
 
@@ -135,6 +137,12 @@ def _fused(
 
     normal = normalise(signals)
     fused = combine(normal, weights_of)
+    brevity = brevity_weights(view.snapshot.retrieval, query.options)
+    lexical = view.lexical_search
+    if lexical is not None and any(brevity.values()):
+        ids = [segment_id for segment_id, _ in fused]
+        kinds = [CORPUS_KINDS.get(view.segment_kind(s), "documents") for s in ids]
+        fused = with_brevity_prior(fused, lexical.term_counts(ids), [brevity[k] for k in kinds])
     explanation = {
         "strategy": "hybrid",
         "signals": {name: len(scored) for name, scored in signals.items()},

@@ -74,8 +74,13 @@ def _params(prefix: str, cls: type) -> dict[str, Rule]:
     }
 
 
-FLAT: dict[str, Rule] = {"vector_probes": whole, "hybrid_weights": anything}
-"""What every strategy reads: LanceDB's IVF probes, and `hybrid`'s weights (the prior)."""
+FLAT: dict[str, Rule] = {
+    "vector_probes": whole,
+    "hybrid_weights": anything,
+    "brevity": number,
+}
+"""What every strategy reads: LanceDB's IVF probes, and `hybrid`'s weights and brevity
+prior (`transforms.brevity_prior`), which the graph strategies' prior is made with."""
 GRAPH: dict[str, Rule] = {**FLAT, "traversal": choice("on", "off"), "flat_share": fraction}
 """What every graph strategy reads besides: its traversal switch and its blend with the
 prior (`memory.traversal`)."""

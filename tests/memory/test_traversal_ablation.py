@@ -8,6 +8,7 @@ import pytest
 from memory.evaluation import base_strategy, evaluated_names, session_unit_scores, split_ablation
 from memory.memory import unit_groups
 from memory.strategies.registry import FLAT_STRATEGIES, GRAPH_STRATEGIES, STRATEGIES
+from transforms.brevity_prior import DEFAULT_BREVITY
 from transforms.evaluation.retrieval_questions import RetrievalQuestion
 from transforms.traversal_blend import DEFAULT_FLAT_SHARE, flat_shares, pinned_blend
 
@@ -107,3 +108,14 @@ def test_session_unit_recall_counts_the_question_s_conversation_only() -> None:
     ours = [{"doc_id": "c1", "session_id": s} for s in ("s1", "s2")]
     assert session_unit_scores(question, other + ours)["session_unit_recall@3"] == 1.0
     assert session_unit_scores(question, ours[:1])["session_unit_recall@3"] == 0.0
+
+
+def test_the_brevity_prior_ranks_the_flat_prior_and_is_pinned(graph_memory) -> None:
+    """With a weight far above the fused scores' spread, the ranking is by indexed terms,
+    most first; the snapshot pins the prior's weights."""
+    assert graph_memory.snapshot.retrieval["brevity_prior"] == DEFAULT_BREVITY
+    hits = graph_memory.query(QUESTION, strategy="hybrid", k=8, options={"brevity": 1e6}).hits
+    terms = graph_memory._view.lexical_search.term_counts([h.segment_id for h in hits])
+    assert len(set(terms)) > 1 and terms == sorted(terms, reverse=True)
+    plain = graph_memory.query(QUESTION, strategy="hybrid", k=8, options={"brevity": 0}).hits
+    assert [h.segment_id for h in plain] != [h.segment_id for h in hits]
