@@ -24,6 +24,7 @@ from memory.query_threads import query_threads
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.strategies.options import check_options
 from memory.strategies.registry import STRATEGIES
 from stores.data_url import check_reachable
 from stores.graph_index import fetch_graph_index, graph_index_dir
@@ -194,6 +195,7 @@ class Memory:
             raise ValueError(f"k must be at least 1, got {k}")
         if unit not in UNITS:
             raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+        check_options(strategy, options or {})
         wanted = max(k, rerank_depth) if reranker else k
         fetch = wanted * self.OVERFETCH if valid_at else wanted
         depth = fetch  # the candidates' depth stays as the fetch widens (QueryContext.depth)

@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from memory.memory import UNITS
 from memory.strategies.names import STRATEGY_NAMES
+from memory.strategies.options import check_options
 from transforms.timeparse import parse_time
 
 MAX_K = 1000
@@ -61,6 +62,14 @@ class QueryRequest(Strict):
     options: dict[str, Any] = Field(
         default_factory=dict, description="strategy options (see the strategy's docs)"
     )
+
+    @field_validator("options")
+    @classmethod
+    def _strategy_reads_them(cls, options: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Options the strategy does not read, or invalid values, fail as `options`."""
+        if "strategy" in info.data:
+            check_options(info.data["strategy"], options)
+        return options
 
 
 class FactsRequest(Strict):

@@ -59,3 +59,11 @@ def test_every_option_a_strategy_reads_is_declared():
     }
     declared = set().union(*OPTIONS.values())
     assert read - declared == set()
+
+
+def test_memory_query_refuses_an_option_the_strategy_does_not_read(graph_memory) -> None:
+    """The API and the MCP tools reach `Memory.query`, not the CLI's check."""
+    with pytest.raises(ValueError, match="not an option of strategy hybrid"):
+        graph_memory.query("Acme", strategy="hybrid", options={"max_length": 2})
+    with pytest.raises(ValueError, match="max_length=-5"):
+        graph_memory.query("Acme", strategy="gram_paths", options={"max_length": -5})

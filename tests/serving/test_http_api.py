@@ -62,6 +62,7 @@ def test_facts_entities_and_snapshots_name_their_snapshot(server, capsys):
         ("post", "/query", {"text": "x", "valid_at": "last Tuesday"}, 422, "valid_at"),
         ("post", "/query", {"text": "x", "snapshot": "snap-000000000000"}, 404, "snapshot"),
         ("post", "/query", {"text": "x", "colour": "red"}, 422, "colour"),
+        ("post", "/query", {"text": "x", "options": {"bogus": 1}}, 422, "options"),
         ("post", "/query", {"text": "x" * 70_000}, 413, "body"),
         ("post", "/query", b"{not json", 400, "body"),
         ("get", "/facts?entity=Priya%20Natarajan&known_at=2024-13-45", None, 422, "known_at"),
