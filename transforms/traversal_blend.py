@@ -46,10 +46,12 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # personalai (all six variants; fragments scored by the prior mass their nodes carry),
     # MuSiQue dev (all 100 questions) R@5 at flat share 0.2 / 0.3: A* 73.5 / 73.2,
     # WaterCircles 74.5 / 72.4, beam 71.7 / 71.2, WC+BS 74.5 / 72.4, A*+BS 73.5 / 73.2,
-    # A*+WC 74.5 / 72.7 (WaterCircles at 0.0 / 0.1: 70.9 / 74.3; hybrid 67.5). LoCoMo dev
-    # (first 300 questions) turn R@10 at 0.3 / 0.5: WaterCircles 73.1 / 72.5, beam
-    # 73.1 / 71.6 (hybrid 65.9), session R@10 91.1-92.2 / 92.4-92.7
-    "personalai": {"documents": 0.2, "conversations": 0.3},
+    # A*+WC 74.5 / 72.7 (WaterCircles at 0.0 / 0.1: 70.9 / 74.3; hybrid 67.5).
+    # Conversations keep the count k and its share (`personalai.WALKED_KINDS`): LoCoMo dev
+    # (first 300 questions, hybrid 65.9) turn R@10 at 0.4 / 0.5: A* 71.2 / 71.5,
+    # WaterCircles 69.7 / 71.3, beam 70.9 / 70.8, WC+BS 71.9 / 71.5, A*+BS 71.7 / 71.9,
+    # A*+WC 71.7 / 71.6; full LoCoMo dev at 0.5: 72.1-73.0 (hybrid 67.9)
+    "personalai": {"documents": 0.2, "conversations": 0.5},
 }
 """Per strategy (the six PersonalAI variants share `personalai`), per corpus kind: the
 flat ranking's share of the blend."""

@@ -23,11 +23,13 @@ Choices:
   the question (facts: the stored statement vector; theses: the thesis text; episodes: the
   segment vector), and the top `top_n` = 30 are kept; their paths are what a segment shows.
 - Segments from hyperedges: an episode gives its own segment, a thesis the segments
-  supporting it, a fact its source segments; beside them, the episodes of every node the
-  traversal visited that carries prior mass are fragments it reached. Each is scored by
-  WaterCircles' fragment count k with every node weighted by the prior mass it carries
-  (`ranked_segments`: a two-step walk from the prior's top passages through the nodes
-  the traversal reached, log of the mass), ties by the segment's cosine to the question.
+  supporting it, a fact its source segments. Each is scored by WaterCircles' fragment
+  count k, the linked nodes among its episode's members (`counted`), ties by the
+  segment's cosine to the question. On documents (the strategy's `WALKED_KINDS`), the
+  episodes of every node the traversal visited that carries prior mass are fragments it
+  reached too, and every node counts with the prior mass it carries (`walked`: a
+  two-step walk from the prior's top passages through the nodes the traversal reached,
+  log of the mass).
   MuSiQue dev (all 100 questions) R@5, WaterCircles: plain k 69.2 (flat share 0.3);
   linked nodes weighted by specificity 68.2 (log 68.9); k weighted by prior mass over the
   retrieved hyperedges' segments alone 67.0 (log 67.6; with `wc_episodic_num` 40, log,
@@ -64,9 +66,10 @@ from transforms.consolidation import normalize_name
 
 TOPIC_PREFIX = "topic:"
 TOP_N = 30
-TIE_BREAK = 1e-6
-"""Weight of a segment's cosine to the question beside its log mass (a cosine is in
-[-1, 1], so it orders segments of equal mass only)."""
+COUNT_TIE_BREAK = 1e-3
+MASS_TIE_BREAK = 1e-6
+"""Weights of a segment's cosine to the question beside its count k and its log mass (a
+cosine is in [-1, 1], so it orders segments of equal count or mass only)."""
 FLOOR = 1e-6
 """Added to a fragment's walked mass (scaled to at most ~1) before its log: a fragment
 no weighted node reaches scores log(FLOOR), below every one some node reaches."""
@@ -159,24 +162,59 @@ def ranked_segments(
     traversal: Traversal,
     kept: list[int],
     linked: dict[int, float],
-    node_mass: tuple[np.ndarray, np.ndarray],
+    node_mass: tuple[np.ndarray, np.ndarray] | None,
     question: np.ndarray,
 ) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
-    """The fragments the traversal reached, scored by the prior mass their linked nodes
-    carry (WaterCircles' fragment count k, each node weighted by its walked mass), best
-    first; and for the segments of the Triplets Filter's `kept` hyperedges, the paths
-    that led to them.
+    """The fragments the traversal reached, best first, scored by WaterCircles' fragment
+    count k (`counted`, `node_mass` None) or by k with each node weighted by the prior
+    mass it carries (`walked`); and for the segments of the Triplets Filter's `kept`
+    hyperedges, the paths that led to them."""
+    retrieved = np.asarray(list(traversal.chains), np.int64)
+    _, segments = row_entries(personal.hypergraph.supports, retrieved)
+    segments = np.unique(segments)
+    if node_mass is not None:
+        segments, score = walked(personal, traversal, linked, node_mass, segments, question)
+    if not len(segments):
+        return [], {}
+    if node_mass is None:
+        score = counted(personal, segments, linked, question)
+    order = np.argsort(-score, kind="stable")
+    ids = personal.graph.segment_ids
+    paths: dict[str, list[str]] = {}
+    for hyperedge in kept:
+        text = render(personal, traversal.chains[hyperedge])
+        for segment in personal.hypergraph.segments_of(hyperedge).tolist():
+            shown = paths.setdefault(ids[segment], [])
+            if text and text not in shown:
+                shown.append(text)
+    return [(ids[int(segments[i])], round(float(score[i]), 9)) for i in order], paths
 
-    Fragments: every segment a retrieved hyperedge stands on, and every episode of a node
-    the traversal visited (or linked) that carries prior mass (`node_mass`). A segment's
-    score is log(sum over its episode's members of mass(n) x specificity(n) + `FLOOR`):
-    the mass the prior's passages send through the node (scaled to a maximum of 1), of
-    which each of its segments gets its share (a walk's second step), ties by cosine to
-    the question."""
+
+def counted(
+    personal: PersonalGraph, segments: np.ndarray, linked: dict[int, float], question: np.ndarray
+) -> np.ndarray:
+    """Each segment's count k of linked nodes among its episode's members, ties by its
+    cosine to the question."""
+    is_linked = np.zeros(personal.hypergraph.n_nodes)
+    is_linked[list(linked)] = 1.0
+    k = personal.episode_members(segments) @ is_linked
+    return k + COUNT_TIE_BREAK * (personal.segment_vectors[segments] @ question)
+
+
+def walked(
+    personal: PersonalGraph,
+    traversal: Traversal,
+    linked: dict[int, float],
+    node_mass: tuple[np.ndarray, np.ndarray],
+    segments: np.ndarray,
+    question: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fragments ascending, scores): `segments` and every episode of a node the traversal
+    visited (or linked) that carries prior mass (`node_mass`), each scored log(sum over
+    its episode's members of mass(n) x specificity(n) + `FLOOR`): the mass the prior's
+    passages send through the node (scaled to a maximum of 1), of which each of its
+    segments gets its share (a walk's second step), ties by cosine to the question."""
     hypergraph = personal.hypergraph
-    n_segments = len(personal.graph.segment_ids)
-    retrieved = list(traversal.chains)
-    _, segments = row_entries(hypergraph.supports, np.asarray(retrieved, np.int64))
     nodes, mass = node_mass
     if len(nodes):
         mass = mass / mass.max() * personal.node_specificity[nodes]
@@ -184,26 +222,15 @@ def ranked_segments(
         kept_nodes = np.isin(nodes, reached)
         nodes, mass = nodes[kept_nodes], mass[kept_nodes]
     at, edges = row_entries(hypergraph.incidence, nodes)
-    first = hypergraph.n_hyperedges - n_segments  # episodes are the last hyperedges
+    first = hypergraph.n_hyperedges - len(personal.graph.segment_ids)  # episodes last
     episode = edges >= first
     walked_to, inverse = np.unique(edges[episode] - first, return_inverse=True)
-    walked = np.bincount(inverse, weights=mass[at[episode]], minlength=len(walked_to))
+    carried = np.bincount(inverse, weights=mass[at[episode]], minlength=len(walked_to))
     segments = np.union1d(segments, walked_to)
-    if not len(segments):
-        return [], {}
     total = np.zeros(len(segments))
-    total[np.searchsorted(segments, walked_to)] = walked
-    score = np.log(total + FLOOR) + TIE_BREAK * (personal.segment_vectors[segments] @ question)
-    order = np.argsort(-score, kind="stable")
-    ids = personal.graph.segment_ids
-    paths: dict[str, list[str]] = {}
-    for hyperedge in kept:
-        text = render(personal, traversal.chains[hyperedge])
-        for segment in hypergraph.segments_of(hyperedge).tolist():
-            shown = paths.setdefault(ids[segment], [])
-            if text and text not in shown:
-                shown.append(text)
-    return [(ids[int(segments[i])], round(float(score[i]), 9)) for i in order], paths
+    total[np.searchsorted(segments, walked_to)] = carried
+    cosine = personal.segment_vectors[segments] @ question
+    return segments, np.log(total + FLOOR) + MASS_TIE_BREAK * cosine
 
 
 def render(personal: PersonalGraph, chain: tuple[Step, ...]) -> str:

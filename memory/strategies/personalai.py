@@ -17,13 +17,13 @@ and topic nodes its n-grams equal (`query_phrases`, the most specific), and the 
 the passages flat search ranks first (`prior_nodes`, by prior mass x specificity: the
 episodes flat search found). It runs its traversal(s) over the hypergraph, unites the
 retrieved hyperedges of a hybrid (each hyperedge once), and scores every fragment it
-reached (the segments its retrieved hyperedges stand on, and the episodes of the nodes
-it visited) by the paper's WaterCircles count k of linked nodes among the fragment's
-members ("sorted in descending order of k"), each node weighted by the mass the prior's
-top passages send through it (`memory.personalai.evidence.ranked_segments`), ties by
-cosine to the question. Which fragments are scored is the algorithm's own (A*'s shortest
-paths between linked nodes, the circles' rings, the beams' paths); the
-Triplets Filter (top N by similarity to the question) picks the paths shown. That
+reached by the paper's WaterCircles count k of linked nodes among the fragment's
+members ("sorted in descending order of k"), ties by cosine to the question; on
+documents (`WALKED_KINDS`) the fragments are also the episodes of the nodes it visited,
+and each node counts with the mass the prior's top passages send through it
+(`memory.personalai.evidence.walked`). Which fragments are scored is the algorithm's
+own (A*'s shortest paths between linked nodes, the circles' rings, the beams' paths);
+the Triplets Filter (top N by similarity to the question) picks the paths shown. That
 ranking is blended with the flat `hybrid` prior (`memory.traversal.blended`) with the
 flat share of `transforms.traversal_blend` (entry `personalai`, fitted per corpus kind on
 the dev sets; the paper has no prior to blend with).
@@ -81,11 +81,19 @@ from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.traversal import blended
+from transforms.hybrid_weights import CORPUS_KINDS
 
 P = TypeVar("P")
 Similarity = np.ndarray | EdgeSimilarity
 Runner = Callable[[PersonalGraph, list[int], Similarity, Mapping[str, Any]], Traversal]
 MAX_VISITED_SHOWN = 50
+WALKED_KINDS = {"documents": True, "conversations": False}
+"""Per corpus kind (of the question's best flat passage), whether fragments are scored by
+the prior mass their nodes carry (`walked`) or by the plain count k. Documents: MuSiQue
+dev R@5 (all 100 questions, flat share 0.2) 71.7-74.5 against 67.7-69.2 before. Turns:
+on LoCoMo dev (all questions, flat share 0.3) the mass kept turn R@10 (72.4-72.7 against
+72.1-73.0 with the count at 0.5) but lost turn R@5 (61.1-61.7 against 62.9-63.6) and
+session-unit R@10 (93.2-93.5 against 93.8-94.1), so turns keep the count."""
 
 
 def params_from(cls: type[P], prefix: str, options: Mapping[str, Any]) -> P:
@@ -172,7 +180,8 @@ def _traverse(
     for run in runners:
         traversal = traversal.merge(run(personal, list(linked), similarity, options))
     kept = filtered(traversal, similarity, int(options.get("top_n", TOP_N)))
-    scored, paths = ranked_segments(personal, traversal, kept, linked, node_mass, question)
+    walk = node_mass if WALKED_KINDS.get(_corpus_kind(view, prior)) else None
+    scored, paths = ranked_segments(personal, traversal, kept, linked, walk, question)
     visited = sorted(traversal.visited, key=personal.name)
     explanation = {
         "strategy": name,
@@ -206,6 +215,12 @@ def _traverse(
         "traversal": traversal.details,
     }
     return scored, paths, explanation
+
+
+def _corpus_kind(view: SnapshotView, prior: FlatPrior) -> str:
+    """The corpus kind of the passage flat search ranks first (documents where none)."""
+    top = prior.top_segments(1)
+    return CORPUS_KINDS.get(view.segment_kind(top[0]), "documents") if top else "documents"
 
 
 def personalai_astar(view: SnapshotView, query: QueryContext) -> Ranking:
