@@ -20,14 +20,19 @@ import dagster as dg
 
 from dagster_project.automation.fingerprints import inputs_fingerprint, record_built
 from dagster_project.automation.jobs import BUILD_GROUPS
+from dagster_project.metadata_keys import SKIP_REASON
 from dagster_project.partitions import collections_partitions
 from dagster_project.resources import PipelineSettings, WarehouseResource
 from dagster_project.stage_events import StageSummary, listening
+from pipelines import llm_triplets
 from stores.workspace import Workspace, check_collection_name
 
 if TYPE_CHECKING:
     from dagster._utils.error import SerializableErrorInfo
 
+LLM_STAGE_KEY = dg.AssetKey(llm_triplets.STAGE)
+NOT_RUN = {SKIP_REASON: llm_triplets.NO_BACKEND}
+"""The LLM stage's summary in a build without a backend (the stage is left out)."""
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """Dagster's console logger prints a failed step's whole traceback chain (hundreds of
 lines) to stderr: kept off the terminal; `_failure_message` puts it in the log file."""
@@ -137,7 +142,10 @@ def build_collection(
     assets = list(defs.assets or [])
     with (settings or PipelineSettings()).dask_cluster() as running:
         resources = {"warehouse": warehouse, "settings": running}
-        for keys, guard in _runs(stage_order(defs), stage_guard):
+        for keys, guard in _runs(stage_order(defs), stage_guard, running.llm_enabled):
+            if not keys:  # the LLM stage without a backend: reported, not materialised
+                heard(llm_triplets.STAGE, StageSummary.of(llm_triplets.STAGE, NOT_RUN, {}))
+                continue
             with guard or nullcontext(), listening(heard):
                 result = dg.materialize(
                     assets,
@@ -161,13 +169,19 @@ def build_collection(
 def _runs(
     keys: list[dg.AssetKey],
     guard_of: Callable[[dg.AssetKey], AbstractContextManager[object] | None] | None,
+    llm_enabled: bool = True,
 ) -> list[tuple[list[dg.AssetKey], AbstractContextManager[object] | None]]:
     """`keys` cut into runs: consecutive unguarded stages together, a guarded one alone
-    with its guard."""
+    with its guard. Without an LLM backend the LLM stage is no run but an empty one in its
+    place: it is left out, so the UI does not show it materialised by a build that never
+    ran it (issue 37, 3.12), and the build reports it skipped with the reason, in order."""
     runs: list[tuple[list[dg.AssetKey], AbstractContextManager[object] | None]] = []
     for key in keys:
+        if key == LLM_STAGE_KEY and not llm_enabled:
+            runs.append(([], None))
+            continue
         guard = guard_of(key) if guard_of else None
-        if guard is None and runs and runs[-1][1] is None:
+        if guard is None and runs and runs[-1][1] is None and runs[-1][0]:
             runs[-1][0].append(key)
         else:
             runs.append(([key], guard))

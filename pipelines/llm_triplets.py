@@ -135,6 +135,8 @@ def _prompt_overrides(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 
 STAGE = "llm_triplets"
+NO_BACKEND = "no LLM backend (--llm BACKEND turns the stage on)"
+"""Why the stage does not run without a backend (`kgmem build` leaves it out of the run)."""
 
 
 def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> StageOutcome:
@@ -147,7 +149,7 @@ def run(warehouse: WarehouseStore, collection: str, settings: BuildSettings) -> 
             rows_in=0,
             rows_out=0,
             skipped=True,
-            skip_reason="no LLM backend (--llm BACKEND turns the stage on)",
+            skip_reason=NO_BACKEND,
             details={"llm": "none"},
             quarantine_rate=QuarantineRate(0, 0, settings.max_quarantine_rate),
         )

@@ -225,6 +225,11 @@ class BuildSettings(BaseModel):
                 fields = {name: getattr(self, name) for name in BuildSettings.model_fields}
                 yield type(self)(**{**fields, "dask_address": address})
 
+    @property
+    def llm_enabled(self) -> bool:
+        """Whether an LLM backend is configured (`llm_backend` or `$KGMEM_LLM_BACKEND`)."""
+        return (self.llm_backend or os.environ.get("KGMEM_LLM_BACKEND") or "none") != "none"
+
     def llm_stage(self, cache_path: str) -> LLMStageConfig | None:
         """Config of the LLM triplet stage (`cache_path`: the workspace's cache file unless
         configured otherwise), None when the backend is "none".
@@ -232,11 +237,10 @@ class BuildSettings(BaseModel):
         The stage is opt-in: with `llm_backend` unset and no `$KGMEM_LLM_BACKEND` it does not
         run, because the only offline model, Gemma-3-270M, spends minutes on the sample and
         keeps no valid triplet (issue 14's measurement; README, "The LLM stage")."""
-        backend = self.llm_backend or os.environ.get("KGMEM_LLM_BACKEND") or "none"
-        if backend == "none":
+        if not self.llm_enabled:
             return None
         llm = LLMConfig(
-            backend=backend,
+            backend=self.llm_backend or os.environ["KGMEM_LLM_BACKEND"],
             model=self.llm_model,
             base_url=self.llm_base_url,
             n_threads=self.llm_threads,
