@@ -395,3 +395,5 @@ def test_fragments_are_the_visited_nodes_episodes_weighted_by_the_mass_they_carr
     carried = spec[specific] * (best in segments_of(specific))
     carried += spec[common] * (best in segments_of(common))
     assert scored[0][1] == pytest.approx(np.log(carried + FLOOR), abs=1e-5)
+    # without the mass (conversations), only what a retrieved hyperedge stands on, by count
+    assert ranked_segments(personal, traversal, [], {}, None, question) == ([], {})
