@@ -30,9 +30,10 @@ DEFAULT_FLAT_SHARE: dict[str, dict[str, float]] = {
     # 0.5: 75.4 / 75.9 / 74.3 / 74.3 / 69.6 (`kgmem train traversal-blend`)
     "memorai_dwpr": {"documents": 0.1, "conversations": 0.2},
     # kgermar_fusion (log structural scores, 100 candidates), MuSiQue dev (all 100
-    # questions) R@5 at flat share 0.2 / 0.3: 72.8 / 71.5 (hybrid 67.5); LoCoMo dev (first
-    # 300 questions) turn R@10 at 0.2 / 0.3: 81.8 / 80.7, session R@10 87.6 / 89.2 (76.7
-    # and 90.4 before, at 0.3): 0.3 keeps the sessions
+    # questions) R@5 at flat share 0.1 / 0.15 / 0.2 / 0.25 / 0.3: 70.9 / 71.7 / 72.8 /
+    # 71.8 / 71.5 (hybrid 67.5); LoCoMo dev (first 300 questions, banks min-max to 0) turn
+    # R@10 at 0.2 / 0.3: 81.8 / 80.7, session R@10 87.6 / 89.2 (76.7 and 90.4 before, at
+    # 0.3): 0.3 keeps the sessions; all LoCoMo dev at 0.3: 79.0 (hybrid 68.2)
     "kgermar_fusion": {"documents": 0.2, "conversations": 0.3},
     # real_beam (evidence weighted by its root's prior mass, summed per segment, issue 35),
     # MuSiQue dev (all 100 questions) R@5 at flat share 0.3 / 0.4 / 0.5 / 0.6: 71.7 / 73.3 /
