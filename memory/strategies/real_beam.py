@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.flat_prior import flat_prior
+from memory.flat_prior import flat_prior, kept_per_query
 from memory.passage_links import passage_links, seed_nodes
 from memory.real.anchors import anchor
 from memory.real.beam import BeamParams, SearchTrace, beam_search
@@ -95,6 +95,23 @@ def beam_params(options: dict[str, Any]) -> BeamParams:
 
 
 def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
+    """The search's ranking cut at k, its paths for those segments; the search itself is
+    kept per query (`kept_per_query`): `Memory.query` asks again with 2k when k segments
+    fill fewer than k passages, and every root's beam search ran again for it (at 100k
+    facts, 15 beam searches a query instead of 8: p50 75 ms against 45)."""
+    ranked, found, explanation = kept_per_query(
+        view, "real_beam", query, lambda: _search(view, query)
+    )
+    scored = [(segment, round(score, 6)) for segment, score in ranked[: query.k]]
+    paths = {segment: found[segment] for segment, _ in scored if segment in found}
+    return Ranking(scored, explanation, paths)
+
+
+def _search(
+    view: SnapshotView, query: QueryContext
+) -> tuple[list[tuple[str, float]], dict[str, Any], dict[str, Any]]:
+    """Every root's beam search, the evidence ranked and blended with the prior: (the
+    blended ranking, the linearized paths per segment, the explanation)."""
     options = dict(query.options)
     params = beam_params(options)
     prior = flat_prior(view, query)
@@ -129,8 +146,6 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
     walked, paths = rank_segments(space.graph, evidence, CANDIDATES, links)
     logs = [(segment, math.log(score)) for segment, score in walked if score > 0]
     ranked, shares = blended(view, query, prior, logs, "real_beam")
-    scored = [(segment, round(score, 6)) for segment, score in ranked[: query.k]]
-    paths = {segment: paths[segment] for segment, _ in scored if segment in paths}
     explanation: dict[str, Any] = {
         "strategy": "real_beam",
         "params": {
@@ -170,7 +185,7 @@ def real_beam(view: SnapshotView, query: QueryContext) -> Ranking:
             "llm_cache_hits": stats.cache_hits,
             "llm_failures": evaluator.failures,
         }
-    return Ranking(scored, explanation, paths)
+    return ranked, paths, explanation
 
 
 def _root_weights(space: SearchSpace, masses: dict[int, float]) -> Callable[[int], float]:

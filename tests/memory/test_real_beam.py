@@ -375,6 +375,10 @@ def test_llm_evaluator_calls_are_counted_and_cached(graph_memory, fake_server, t
     answers = [p for p in explanation["paths"] if p["path"].endswith("[Rotterdam]")]
     assert answers and all(p["scores"]["answer_sufficiency"] == 1.0 for p in answers)
     assert PRIYA_PATH in {p["path"] for p in explanation["paths"]}
+    widened = graph_memory.query(PRIYA, strategy="real_beam", k=5, options=options)
+    assert len(server.requests) == calls, "the search is kept per query: no second search"
+    assert widened.explanation == explanation
+    graph_memory._view.cache.clear()  # a later session: the search runs, its answers cached
     again = graph_memory.query(PRIYA, strategy="real_beam", k=5, options=options)
     assert len(server.requests) == calls
     assert again.explanation["llm_calls"] == 0 and again.explanation["llm_cache_hits"] == calls
