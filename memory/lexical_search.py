@@ -26,9 +26,8 @@ recall@10 within -0.5..+0.7; MuSiQue, whose passages have no speaker, unchanged.
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,8 +46,10 @@ class LexicalSearch:
     term_positions: dict[str, int]
     retrievable: np.ndarray | None
     """Per row, whether a search may return it; None: every row."""
-    field_terms: frozenset[int] = frozenset()
+    field_terms: frozenset[int]
     """Positions of the terms scored without length normalisation (speakers' names)."""
+    rows: Mapping[str, int]
+    """Segment id -> its row of the index."""
 
     @classmethod
     def of(
@@ -57,18 +58,18 @@ class LexicalSearch:
         segment_ids: list[str],
         retrievable: np.ndarray | None,
         speaker_terms: frozenset[str] = frozenset(),
+        rows: Mapping[str, int] | None = None,
     ) -> LexicalSearch:
+        """`rows`: the segment lookup of `segment_ids` where the caller has one (a view's
+        `segment_index`, so no second map of every segment id is built)."""
         positions = {term: i for i, term in enumerate(index.terms)}
         # plain views of the mappings: slicing a `np.memmap` makes a memmap object each
         # time, a third of a search's time at 1M facts
         arrays = {name: np.asarray(getattr(index, name)) for name in ARRAY_FIELDS}
         fields = frozenset(positions[t] for t in speaker_terms if t in positions)
-        return cls(replace(index, **arrays), segment_ids, positions, retrievable, fields)
-
-    @functools.cached_property
-    def rows(self) -> dict[str, int]:
-        """Segment id -> its row of the index."""
-        return {segment_id: row for row, segment_id in enumerate(self.segment_ids)}
+        if rows is None:
+            rows = {segment_id: row for row, segment_id in enumerate(segment_ids)}
+        return cls(replace(index, **arrays), segment_ids, positions, retrievable, fields, rows)
 
     def term_counts(self, segment_ids: Sequence[str]) -> list[int]:
         """How many terms each segment's search text indexes (0 for an id not indexed)."""

@@ -215,7 +215,11 @@ class SnapshotView:
             return None
         retrievable = self.retrievable_segments if self.retrievable_filter is not None else None
         return LexicalSearch.of(
-            index.lexical, self.node_names.segment_ids, retrievable, self.speaker_terms
+            index.lexical,
+            self.node_names.segment_ids,
+            retrievable,
+            self.speaker_terms,
+            self.node_names.segment_position,
         )
 
     @functools.cached_property
