@@ -270,3 +270,24 @@ def test_link_graph_edges_of_a_toy_incidence():
     assert masses[(0, 4, 1)] == pytest.approx(0.5 / 1.5 * 1.0 / 2.5)
     both = dict(zip(entities, between.masses(edges.steps, 1.0, 2.0), strict=True))
     assert both[(0, 4, 1)] == pytest.approx(0.5 / 1.5 / 2.5 + 2.0 * 1.0 / 1.5 * 0.5 / 2.5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_heaviest_first_is_the_full_sort_of_credits(seed: int) -> None:
+    """The pooled search for the heaviest paths finds what a stable sort of every credit
+    finds: ties at the pool's edge, and a pool whose credits are mostly one path's."""
+    from memory.strategies.gram_paths import HEAVIEST_POOL, _heaviest_first
+
+    rng = np.random.default_rng(seed)
+    n = 3 * HEAVIEST_POOL
+    mass = rng.integers(0, 40, n).astype(float)  # many ties
+    search, row = rng.integers(0, 3, n), rng.integers(0, 50, n)
+    if seed % 2:  # the heaviest credits all belong to one path
+        mass[: HEAVIEST_POOL + 5] = 100.0
+        search[: HEAVIEST_POOL + 5], row[: HEAVIEST_POOL + 5] = 0, 0
+    credits = np.flatnonzero(rng.random(n) < 0.9)
+    expected: dict[tuple[int, int], int] = {}
+    for c in credits[np.argsort(-mass[credits], kind="stable")].tolist():
+        expected.setdefault((int(search[c]), int(row[c])), c)
+    top = list(expected.values())[:TOP_PATHS_EXPLAINED]
+    assert _heaviest_first(credits, mass, search, row, TOP_PATHS_EXPLAINED) == top
