@@ -59,36 +59,83 @@ class Evaluator(Protocol):
 
 
 class EmbeddingEvaluator:
-    """Scores from the query vector, hop statement vectors, intervals and entity types."""
+    """Scores from the query vector, hop statement vectors, intervals and entity types.
+
+    A path's scores are kept per evaluator (one per query): the beam search scores each
+    beam again with its expansions. A path `Path.extend` built is scored from its parent's
+    running state, the sum of its statement vectors and its weakest link: the sum adds the
+    new hop's vector to the parent's, the additions `centroid_of` makes in the same order,
+    and the weakest link is the smaller of the parent's and the new link, so the scores
+    are bit for bit those of the path scored whole (~735 paths a query at 100k facts)."""
 
     def __init__(self, query_vector: np.ndarray, expected_type: str | None) -> None:
         self.query_vector = np.asarray(query_vector, dtype=np.float32)
         self.expected_type = expected_type
+        self._scores: dict[Path, Scores] = {}
+        self._state: dict[Path, tuple[np.ndarray | None, int, float]] = {}
+        """Per scored path: (the sum of its hop vectors, None where their dtypes differ
+        or it has none; how many; its coherence)."""
 
     def score(self, paths: Sequence[Path]) -> list[Scores]:
         return [self.score_one(path) for path in paths]
 
     def score_one(self, path: Path) -> Scores:
+        known = self._scores.get(path)
+        if known is None:
+            known = self._score(path)
+            self._scores[path] = known
+        return known
+
+    def _score(self, path: Path) -> Scores:
         if not path.hops:
+            self._state[path] = (None, 0, 1.0)
             return Scores(0.0, 1.0, 0.0)
-        vectors = [hop.vector for hop in path.hops if hop.vector is not None]
+        total, count, weakest = self._running(path)
+        self._state[path] = (total, count, weakest)
         relevance = 0.0
-        if vectors:
-            centroid = centroid_of(vectors)
+        if count:
+            if total is None:
+                centroid = centroid_of([hop.vector for hop in path.hops if hop.vector is not None])
+            else:
+                centroid = total / count
             norm = float(np.sqrt(centroid.dot(centroid)))
             if norm > 0:
                 relevance = max(0.0, min(1.0, float(centroid @ self.query_vector) / norm))
         end_type = path.hops[-1].target_type
         fits = self.expected_type is None or end_type == self.expected_type
         sufficiency = relevance * (1.0 if fits else TYPE_MISMATCH)
-        return Scores(relevance, coherence(path.hops), sufficiency)
+        return Scores(relevance, weakest, sufficiency)
+
+    def _running(self, path: Path) -> tuple[np.ndarray | None, int, float]:
+        """(vector sum, count, coherence) of `path`, from its parent's state when that was
+        scored, else from its hops (`centroid_of`'s sum, `coherence`)."""
+        parent = self._state.get(path.parent) if path.parent is not None else None
+        if parent is None:
+            vectors = [hop.vector for hop in path.hops if hop.vector is not None]
+            mixed = any(v.dtype != vectors[0].dtype for v in vectors)
+            total = None if mixed or not vectors else vectors[0]
+            for vector in vectors[1:] if total is not None else ():
+                total = total + vector
+            return total, len(vectors), coherence(path.hops)
+        total, count, weakest = parent
+        hop = path.hops[-1]
+        if len(path.hops) > 1:
+            weakest = min(weakest, link_strength(path.hops[-2], hop))
+        vector = hop.vector
+        if vector is None:
+            return total, count, weakest
+        if not count:
+            return vector, 1, weakest
+        if total is None or total.dtype != vector.dtype:
+            return None, count + 1, weakest
+        return total + vector, count + 1, weakest
 
 
 def centroid_of(vectors: Sequence[np.ndarray]) -> np.ndarray:
     """`np.mean(vectors, axis=0)`, bit for bit, at a fifth of its cost for a path's few
     hops: NumPy's mean over the first axis adds the rows one after the other and divides
     once, which is what the sum here does (vectors of one dtype; mixed ones go through
-    `np.mean`, which converts them all first). The evaluator scores ~400 paths a query."""
+    `np.mean`, which converts them all first)."""
     first = vectors[0]
     if any(v.dtype != first.dtype for v in vectors):
         return np.mean(vectors, axis=0)
@@ -99,18 +146,20 @@ def centroid_of(vectors: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def coherence(hops: Sequence[Hop]) -> float:
-    """The weakest consecutive link: (1 + cos) / 2, halved for disjoint valid intervals
-    (the cosine clipped to [-1, 1] as Python floats: `np.clip` of a NumPy scalar gives the
-    same value at five times the cost)."""
-    links = [1.0]
-    for a, b in itertools.pairwise(hops):
-        link = 1.0
-        if a.vector is not None and b.vector is not None:
-            link = (1.0 + min(1.0, max(-1.0, float(a.vector @ b.vector)))) / 2.0
-        if not overlaps(a, b):
-            link *= DISJOINT_TIME
-        links.append(link)
-    return min(links)
+    """The weakest consecutive link (`link_strength`), 1 for at most one hop."""
+    return min([1.0, *(link_strength(a, b) for a, b in itertools.pairwise(hops))])
+
+
+def link_strength(a: Hop, b: Hop) -> float:
+    """(1 + cos) / 2 of two consecutive hops' statements, halved for disjoint valid
+    intervals (the cosine clipped to [-1, 1] as Python floats: `np.clip` of a NumPy
+    scalar gives the same value at five times the cost)."""
+    link = 1.0
+    if a.vector is not None and b.vector is not None:
+        link = (1.0 + min(1.0, max(-1.0, float(a.vector @ b.vector)))) / 2.0
+    if not overlaps(a, b):
+        link *= DISJOINT_TIME
+    return link
 
 
 def overlaps(a: Hop, b: Hop) -> bool:

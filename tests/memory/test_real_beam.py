@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory.real.beam import BeamParams, beam_search, counterfactual_reasons, repair_budget
-from memory.real.evaluator import EmbeddingEvaluator, parse_scores
+from memory.real.evaluator import DISJOINT_TIME, EmbeddingEvaluator, parse_scores
 from memory.real.evidence import aggregate
 from memory.real.intents import (
     CAUSAL,
@@ -214,6 +214,36 @@ def test_embedding_evaluator_scores():
     early = Hop(1, 0, 1, "r", "b", "t", 1.0, valid_to=datetime(2020, 1, 1), vector=_unit(0, 1, 0))
     late = Hop(2, 1, 2, "r", "c", "t", 1.0, valid_from=datetime(2021, 1, 1), vector=_unit(0, 1, 0))
     assert evaluator.score_one(Path(0, "a", FACT, (early, late))).coherence == pytest.approx(0.5)
+
+
+def test_paths_extended_hop_by_hop_score_as_paths_built_whole():
+    """A path `extend` builds keeps its parent's running state (entities, confidence, the
+    evaluator's vector sum and weakest link): equal, equally hashed and scored bit for bit
+    as the same path built whole, mixed vector dtypes and hops without a vector too."""
+    rng = np.random.default_rng(7)
+    query = rng.standard_normal(8).astype(np.float32)
+    vectors = [rng.standard_normal(8).astype(np.float32) for _ in range(3)]
+    hops = [
+        Hop(1, 0, 1, "r", "b", "t1", 0.9, vector=vectors[0], valid_to=datetime(2020, 1, 1)),
+        Hop(2, 1, 2, "r", "d", "t2", 0.7, vector=vectors[1], valid_from=datetime(2021, 1, 1)),
+        Hop(None, 2, 3, "co", "c", "t3", 0.5, vector=None, target_type="Location"),
+        Hop(3, 3, 4, "r", "e", "t4", 0.3, vector=vectors[2].astype(np.float64)),
+    ]
+    stepwise = EmbeddingEvaluator(query, "Location")
+    path = Path(0, "a", FACT)
+    stepwise.score_one(path)
+    for depth, hop in enumerate(hops, 1):
+        path = path.extend(hop)
+        whole = Path(0, "a", FACT, tuple(hops[:depth]))
+        assert path == whole and hash(path) == hash(whole)
+        assert path.entities == whole.entities and path.confidence == whole.confidence
+        scores = stepwise.score_one(path)
+        assert scores == EmbeddingEvaluator(query, "Location").score_one(whole)
+        kept = [h.vector for h in hops[:depth] if h.vector is not None]
+        centroid = np.mean(kept, axis=0)
+        cosine = float(centroid @ query) / float(np.sqrt(centroid.dot(centroid)))
+        assert scores.relevance == max(0.0, min(1.0, cosine))
+    assert stepwise.score_one(path).coherence <= DISJOINT_TIME  # hops 1 and 2
 
 
 def test_llm_answer_parsing():
