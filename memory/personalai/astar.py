@@ -42,6 +42,9 @@ from memory.personalai.hypergraph import Hypergraph, first_occurrences, smallest
 from memory.personalai.traversal import Step, Traversal
 
 ALGORITHM = "astar"
+NO_VECTOR_H = np.float32(0.5)
+"""h of a node without a vector (its zero vector's product with any goal is 0): the value
+the einsum would give, set without gathering or multiplying the zero rows."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Expansions:
         """Per target, h of every node towards it (where `_known`): a row per target, so
         one target's values of many nodes are a gather from one contiguous row."""
         self._known = np.zeros(n_nodes, bool)
+        self._n_vectors = len(hypergraph.node_vectors)
         self.stamp = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that pushed it."""
         self.parent = np.zeros(n_nodes, np.int64)
@@ -103,10 +107,12 @@ class Expansions:
         target is computed when first asked for."""
         new = nodes[~self._known[nodes]]
         if len(new):
-            vectors = self._hypergraph.node_vectors_of(new)
-            products = np.einsum("ij,kj->ik", vectors, self._goals)
-            self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
             self._known[new] = True
+            held = new < self._n_vectors
+            self._heuristic[:, new[~held]] = NO_VECTOR_H
+            new = new[held]
+            products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
+            self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
         return self._heuristic[self._column[target]][nodes]
 
 
@@ -162,28 +168,33 @@ def _by_depths(
         if len(nodes) > room or depth >= params.max_depth:
             break
         depth += 1
-        nodes, heuristic = _pushes(popped, target, expansions)
-        kept = smallest_first(heuristic, params.max_passed_nodes - count + 1)
-        nodes, heuristic = nodes[kept], heuristic[kept]
+        nodes, heuristic = _pushes(popped, target, expansions, params.max_passed_nodes - count + 1)
     return None, count, _union(expanded)
 
 
 def _pushes(
-    parents: np.ndarray, target: int, expansions: Expansions
+    parents: np.ndarray, target: int, expansions: Expansions, limit: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes the `parents` (expanded in this order) push at the next depth, in push
-    order, with their h; each marked pushed in the search, by its parent."""
+    """The first `limit` nodes the `parents` (expanded in this order) push at the next
+    depth, in the stable order of their h (`smallest_first` of the pushes in push order),
+    with their h; each marked pushed in the search, by its parent. The pushes past
+    `limit` are left unmarked: where there are any, the budget ends the search at this
+    depth (`_by_depths`), so no later depth reads their marks."""
     lists = expansions.neighbour_lists(parents.tolist())
-    met = np.concatenate(lists) if lists else np.zeros(0, np.int64)
-    by = np.repeat(parents, [len(found) for found in lists])
+    if not lists:
+        return np.zeros(0, np.int64), np.zeros(0)
+    met = np.concatenate(lists)
     fresh = np.flatnonzero(expansions.stamp[met] != expansions.searches)
-    met, by = met[fresh], by[fresh]
-    first = first_occurrences(met, len(expansions.stamp))  # a stamp per node
-    met, by = met[first], by[first]
-    expansions.stamp[met], expansions.parent[met] = expansions.searches, by
-    heuristic = expansions.heuristic(met, target).astype(np.float64)
+    at = fresh[first_occurrences(met[fresh], len(expansions.stamp))]  # a stamp per node
+    met = met[at]
+    heuristic = expansions.heuristic(met, target)
     heuristic[met == target] = 0.0
-    return met, heuristic
+    kept = smallest_first(heuristic, limit)
+    met, at = met[kept], at[kept]
+    ends = np.cumsum([len(found) for found in lists])
+    expansions.stamp[met] = expansions.searches
+    expansions.parent[met] = parents[np.searchsorted(ends, at, side="right")]
+    return met, heuristic[kept].astype(np.float64)
 
 
 def _walk_back(expansions: Expansions, start: int, node: int) -> list[int]:
