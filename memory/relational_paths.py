@@ -219,8 +219,12 @@ class _Tree:
         return sum(len(level) for level in self.levels[:depth])
 
 
-def _cut(tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int) -> Search:
-    """`_grow(tree.graph, start, depth, stop_at, avoid, limit)` from the tree's levels.
+def _cut_rows(
+    tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int
+) -> tuple[list[np.ndarray], bool] | None:
+    """`_grow(tree.graph, start, depth, stop_at, avoid, limit)` as the rows of the tree's
+    levels it holds (level 0 … its last, each in order) and whether it was truncated;
+    None where a level would have to be grown past `limit` (`_grow` must run alone).
 
     `_grow`'s level is the tree's level restricted to the rows whose parent `_grow` kept
     and may extend (its end is not `stop_at`) and whose end is not `avoid`, in the same
@@ -228,30 +232,171 @@ def _cut(tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit:
     whole level above only while that level is within `limit` rows; past that (a hub
     beyond `stop_at` or `avoid`), `_grow` runs itself, so the shared levels never
     outgrow what one search would have grown."""
-    start = int(tree.levels[0].entities[0, 0])
-    kept = np.zeros(1, np.int64)
-    levels = [tree.levels[0]]
+    kept = [np.zeros(1, np.int64)]
     count = 1
     for d in range(1, depth + 1):
         if len(tree.levels) <= d and tree.grown_rows(d) > limit:
-            return _grow(tree.graph, start, depth, stop_at, avoid, limit)
+            return None
         level = tree.level(d)
-        extendable = np.zeros(len(tree.levels[d - 1]), bool)
-        above = tree.levels[d - 1].entities[kept, -1]
-        extendable[kept[above != stop_at] if stop_at is not None else kept] = True
-        mask = extendable[tree.parents[d - 1]]
+        above = kept[-1]
+        if stop_at is not None:
+            above = above[tree.levels[d - 1].entities[above, -1] != stop_at]
+        if len(above) == len(tree.levels[d - 1]):
+            mask = np.ones(len(level), bool)
+        else:
+            extendable = np.zeros(len(tree.levels[d - 1]), bool)
+            extendable[above] = True
+            mask = extendable[tree.parents[d - 1]]
         if avoid is not None:
             mask &= level.entities[:, -1] != avoid
-        kept = np.flatnonzero(mask)
+        rows = np.flatnonzero(mask)
         room = limit - count
-        truncated = len(kept) > room
-        if truncated:
-            kept = kept[:room]
-        levels.append(level.take(kept))
-        count += len(kept)
-        if truncated:
-            return Search(levels, truncated=True)
-    return Search(levels)
+        if len(rows) > room:
+            kept.append(rows[:room])
+            return kept, True
+        kept.append(rows)
+        count += len(rows)
+    return kept, False
+
+
+@dataclass
+class _Side:
+    """One side of a search as rows of path arrays per level: a tree's levels cut for one
+    search (`_cut_rows`), or the levels of a search that ran alone (every row)."""
+
+    levels: list[PathArrays]
+    rows: list[np.ndarray]
+    truncated: bool
+
+    @classmethod
+    def of(
+        cls, tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int
+    ) -> _Side:
+        cut = _cut_rows(tree, depth, stop_at, avoid, limit)
+        if cut is None:
+            start = int(tree.levels[0].entities[0, 0])
+            alone = _grow(tree.graph, start, depth, stop_at, avoid, limit)
+            rows = [np.arange(len(level)) for level in alone.groups]
+            return cls(alone.groups, rows, alone.truncated)
+        return cls(tree.levels, *cut)
+
+
+class PathTrees:
+    """GRAM's searches of one query on shared levels: each entity's simple paths are
+    grown level by level once (`_Tree`), and every search between two of them
+    (`among`) or from one (`walk`) selects its rows from those levels: the same paths,
+    in the same order and with the same truncation, as each search run alone."""
+
+    def __init__(self, graph: MemoryGraph) -> None:
+        self.graph = graph
+        self.trees: dict[int, _Tree] = {}
+
+    def tree(self, entity: int) -> _Tree:
+        if entity not in self.trees:
+            self.trees[entity] = _Tree(self.graph, [PathArrays.start(entity)])
+        return self.trees[entity]
+
+    def walk(self, source: int, max_length: int, limit: int) -> Search:
+        """`paths_from(graph, source, max_length, limit)` from the source's tree."""
+        side = _Side.of(self.tree(source), max_length, None, None, limit)
+        levels = [lv.take(r) for lv, r in zip(side.levels[1:], side.rows[1:], strict=False)]
+        return Search([level for level in levels if len(level)], side.truncated)
+
+    def among(self, entities: list[int], max_length: int, limit: int) -> list[Search]:
+        """`paths_between` of every pair of `entities` (in `itertools.combinations`
+        order). The halves of every pair are joined at once per path length (`_joins`)."""
+        pairs = [(s, t) for i, s in enumerate(entities) for t in entities[i + 1 :]]
+        sides = [
+            (
+                _Side.of(self.tree(s), (max_length + 1) // 2, t, None, limit),
+                _Side.of(self.tree(t), max_length // 2, None, s, limit),
+            )
+            if s != t and max_length >= 1
+            else None
+            for s, t in pairs
+        ]
+        groups: list[list[PathArrays]] = [[] for _ in pairs]
+        for n in range(1, max_length + 1):
+            for p, joined in _joins(sides, (n + 1) // 2, n // 2, self.graph.n_entities):
+                groups[p].append(joined)
+        return [
+            Search(found, pair[0].truncated or pair[1].truncated) if pair else Search()
+            for found, pair in zip(groups, sides, strict=True)
+        ]
+
+
+def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[PathArrays, np.ndarray]:
+    """The rows of several path arrays of one length as one: the distinct arrays
+    concatenated, and each part's rows offset into them, concatenated in order."""
+    offsets: dict[int, int] = {}
+    distinct: list[PathArrays] = []
+    size = 0
+    rows = []
+    for arrays, selected in parts:
+        if id(arrays) not in offsets:
+            offsets[id(arrays)] = size
+            distinct.append(arrays)
+            size += len(arrays)
+        rows.append(selected + offsets[id(arrays)])
+    stacked = PathArrays(
+        np.concatenate([d.entities for d in distinct]), np.concatenate([d.facts for d in distinct])
+    )
+    return stacked, np.concatenate(rows)
+
+
+def _joins(
+    sides: list[tuple[_Side, _Side] | None], i: int, j: int, n_entities: int
+) -> list[tuple[int, PathArrays]]:
+    """Per pair (by position in `sides`) whose forward side reaches level `i` and backward
+    side level `j`, its paths of i + j facts, if any: `_join` of its two halves, for every
+    pair at once (the halves matched on (pair, meeting entity))."""
+    pairs = [
+        p
+        for p, pair in enumerate(sides)
+        if pair and i < len(pair[0].levels) and j < len(pair[1].levels)
+    ]
+    if not pairs:
+        return []
+    fronts = [(sides[p][0].levels[i], sides[p][0].rows[i]) for p in pairs]
+    backs = [(sides[p][1].levels[j], sides[p][1].rows[j]) for p in pairs]
+    front, f_rows = _stacked(fronts)
+    back, b_rows = _stacked(backs)
+    index = np.arange(len(pairs), dtype=np.int64)
+    f_pair = np.repeat(index, [len(rows) for _, rows in fronts])
+    b_pair = np.repeat(index, [len(rows) for _, rows in backs])
+    ahead_rows, behind_rows, ahead, behind = _matched(
+        front.entities[f_rows], f_pair, back.entities[b_rows], b_pair, n_entities
+    )
+    entities = np.hstack([ahead, behind[:, -2::-1]])
+    facts = np.hstack([front.facts[f_rows[ahead_rows]], back.facts[b_rows[behind_rows]][:, ::-1]])
+    bounds = np.searchsorted(f_pair[ahead_rows], np.arange(len(pairs) + 1))
+    return [
+        (p, PathArrays(entities[lo:hi], facts[lo:hi]))
+        for p, lo, hi in zip(pairs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+        if hi > lo
+    ]
+
+
+def _matched(
+    ahead: np.ndarray, a_group: np.ndarray, behind: np.ndarray, b_group: np.ndarray, base: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (ahead row, behind row) pairs of one group that end at the same entity and share
+    no other, ahead rows in order, then behind ones in order, with their entities
+    (`base`: more than any entity, to key an end by its group)."""
+    key = b_group * base + behind[:, -1]
+    order = np.argsort(key, kind="stable")
+    ends = key[order]
+    meet = a_group * base + ahead[:, -1]
+    low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
+    f = np.repeat(np.arange(len(ahead)), high - low)
+    b = order[ranges(low, high - low)]
+    mine, theirs = ahead[f], behind[b]
+    shared = np.zeros(len(f), bool)
+    for column in mine.T:  # column by column, as in `_children`
+        for other in theirs[:, :-1].T:
+            shared |= column == other
+    kept = ~shared
+    return f[kept], b[kept], mine[kept], theirs[kept]
 
 
 def paths_between(
@@ -274,18 +419,9 @@ def paths_among(
     graph: MemoryGraph, entities: list[int], max_length: int, limit: int
 ) -> list[Search]:
     """`paths_between` of every pair of `entities` (in `itertools.combinations` order),
-    the same searches, with each entity's levels grown once for all its pairs (`_Tree`)."""
-    trees = {e: _Tree(graph, [PathArrays.start(e)]) for e in entities}
-    searches = []
-    for i, source in enumerate(entities):
-        for target in entities[i + 1 :]:
-            if source == target or max_length < 1:
-                searches.append(Search())
-                continue
-            forward = _cut(trees[source], (max_length + 1) // 2, target, None, limit)
-            backward = _cut(trees[target], max_length // 2, None, source, limit)
-            searches.append(_met(forward, backward, max_length))
-    return searches
+    the same searches, with each entity's levels grown once for all its pairs
+    (`PathTrees.among`)."""
+    return PathTrees(graph).among(entities, max_length, limit)
 
 
 def _met(forward: Search, backward: Search, max_length: int) -> Search:
@@ -303,22 +439,15 @@ def _met(forward: Search, backward: Search, max_length: int) -> Search:
 def _join(front: PathArrays, back: PathArrays) -> PathArrays:
     """Each forward half joined to each backward half that ends where it ends and shares
     no other entity with it, forward halves in order, then backward ones in order."""
-    order = np.argsort(back.entities[:, -1], kind="stable")
-    ends = back.entities[order, -1]
-    meet = front.entities[:, -1]
-    low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
-    pairs = high - low
-    f = np.repeat(np.arange(len(front)), pairs)
-    b = order[ranges(low, pairs)]
-    ahead, behind = front.entities[f], back.entities[b]
-    shared = np.zeros(len(f), bool)
-    for mine in ahead.T:  # column by column, as in `_children`
-        for theirs in behind[:, :-1].T:
-            shared |= mine == theirs
-    kept = ~shared
+    f, b, ahead, behind = _matched(
+        front.entities,
+        np.zeros(len(front), np.int64),
+        back.entities,
+        np.zeros(len(back), np.int64),
+        0,
+    )
     return PathArrays(
-        np.hstack([ahead[kept], behind[kept][:, -2::-1]]),
-        np.hstack([front.facts[f[kept]], back.facts[b[kept]][:, ::-1]]),
+        np.hstack([ahead, behind[:, -2::-1]]), np.hstack([front.facts[f], back.facts[b][:, ::-1]])
     )
 
 

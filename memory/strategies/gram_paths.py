@@ -78,7 +78,7 @@ from memory.link_graph import FACT, KIND_NAMES, LinkGraph, link_graph
 from memory.linking import named_entities, positions, similar_entities
 from memory.nearest import probes_of
 from memory.passage_links import PassageLinks, named_nodes, passage_links, seed_nodes
-from memory.relational_paths import RelationalPath, Search, paths_among, paths_from, reading_order
+from memory.relational_paths import PathTrees, RelationalPath, Search, reading_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.traversal import blended
@@ -156,9 +156,10 @@ def _search(
         nodes = {int(links.entity_node[e]): w for e, w in positions(graph, similar).items()}
         masses = {v: w * float(links.specificity[v]) for v, w in nodes.items() if v >= 0}
     weights = [masses.get(a, 0.0) for a in anchors]
-    pairs = paths_among(edges, anchors, max_length, EXPANSION_LIMIT)
+    trees = PathTrees(edges)  # the pair searches and the neighbourhoods share levels
+    pairs = trees.among(anchors, max_length, EXPANSION_LIMIT)
     walks = [
-        paths_from(edges, a, walk_length, EXPANSION_LIMIT) if w > 0 else Search()
+        trees.walk(a, walk_length, EXPANSION_LIMIT) if w > 0 else Search()
         for a, w in zip(anchors, weights, strict=True)
     ]
     ends = [(i, j) for i in range(len(anchors)) for j in range(i + 1, len(anchors))]

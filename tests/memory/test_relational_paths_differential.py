@@ -171,3 +171,24 @@ def test_link_graph_is_the_edge_by_edge_build(graph_memory) -> None:
     for got, (source, target) in zip(among, itertools.combinations(anchors, 2), strict=True):
         _same(got, reference.paths_between(edges, source, target, 4, 300))
     assert any(len(s) for s in among), "the busiest vertices are joined"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_trees_walk_and_join_as_searches_alone(seed: int) -> None:
+    """One `PathTrees` serving neighbourhoods and pair searches in either order (levels
+    grown by one reused by the other, past the limit or within it) answers as each
+    search run alone."""
+    graph = _random_graph(seed)
+    rng = np.random.default_rng(300 + seed)
+    entities = [0, *(int(e) for e in rng.choice(graph.n_entities, 5)), 1]
+    for length, limit, walks_first in itertools.product([2, 3, 4], [3, 40, 10_000], [True, False]):
+        trees = fast.PathTrees(graph)
+        walks = [trees.walk(e, length, limit) for e in entities] if walks_first else []
+        among = trees.among(entities, length + 1, limit)
+        if not walks_first:
+            walks = [trees.walk(e, length, limit) for e in entities]
+        for got, source in zip(walks, entities, strict=True):
+            _same(got, reference.paths_from(graph, source, length, limit))
+        pairs = itertools.combinations(entities, 2)
+        for got, (source, target) in zip(among, list(pairs), strict=True):
+            _same(got, reference.paths_between(graph, source, target, length + 1, limit))
