@@ -198,21 +198,46 @@ def _grow(
 class _Tree:
     """Every simple path from one entity, level by level, grown on demand with neither a
     stop, an entity to avoid nor a limit: the levels `_grow` makes from that entity for
-    any stop, avoided entity and limit are row selections of these (`_cut`), so a search
-    between many pairs grows each entity's levels once instead of once per pair."""
+    any stop, avoided entity and limit are row selections of these (`_cut_rows`), so a
+    search between many pairs grows each entity's levels once instead of once per pair.
+
+    A level is grown as a prefix (the children of the level above's first rows, in
+    order) as far as a search needs it: a search cut at its limit keeps the first rows of
+    its deepest level only, and growing all of a walk's third level for the 600 rows it
+    kept of ~90,000 took ~10 ms of a query at 100k facts."""
 
     graph: MemoryGraph
     levels: list[PathArrays]
     parents: list[np.ndarray] = field(default_factory=list)
     """Per level from the first: each row's parent row in the level above."""
+    done: list[int] = field(default_factory=list)
+    """Per level from the first: the rows of the level above whose children it holds."""
 
-    def level(self, depth: int) -> PathArrays:
-        while len(self.levels) <= depth:
-            frontier = self.levels[-1]
-            parent, facts, others = _children(self.graph, frontier, np.arange(len(frontier)))
-            self.levels.append(_extended(frontier, parent, facts, others))
-            self.parents.append(parent)
+    def grow(self, depth: int, upto: int) -> PathArrays:
+        """Level `depth` holding (at least) the children of the first `upto` rows of the
+        level above, which must be complete."""
+        if len(self.levels) == depth:
+            empty = (np.zeros((0, depth + 1), np.int64), np.zeros((0, depth), np.int64))
+            self.levels.append(PathArrays(*empty))
+            self.parents.append(np.zeros(0, np.int64))
+            self.done.append(0)
+        done = self.done[depth - 1]
+        if upto > done:
+            frontier = self.levels[depth - 1]
+            parent, facts, others = _children(self.graph, frontier, np.arange(done, upto))
+            grown = _extended(frontier, parent, facts, others)
+            level = self.levels[depth]
+            self.levels[depth] = PathArrays(
+                np.concatenate([level.entities, grown.entities]),
+                np.concatenate([level.facts, grown.facts]),
+            )
+            self.parents[depth - 1] = np.concatenate([self.parents[depth - 1], parent])
+            self.done[depth - 1] = upto
         return self.levels[depth]
+
+    def complete(self, depth: int) -> bool:
+        """Whether level `depth` holds the children of every row of the level above."""
+        return self.done[depth - 1] == len(self.levels[depth - 1])
 
     def grown_rows(self, depth: int) -> int:
         """Rows of the levels above `depth` (0 … depth - 1)."""
@@ -228,35 +253,54 @@ def _cut_rows(
 
     `_grow`'s level is the tree's level restricted to the rows whose parent `_grow` kept
     and may extend (its end is not `stop_at`) and whose end is not `avoid`, in the same
-    order (parent, then CSR row), cut at the same room. A level is grown from the tree's
-    whole level above only while that level is within `limit` rows; past that (a hub
-    beyond `stop_at` or `avoid`), `_grow` runs itself, so the shared levels never
-    outgrow what one search would have grown."""
+    order (parent, then CSR row), cut at the same room: so the prefix of the tree's level
+    that holds more than the room of such rows holds `_grow`'s, and the tree's level is
+    grown only that far (first to the parents whose degrees sum past the room, then
+    doubling). A level is started from the tree's whole level above only while that
+    level is within `limit` rows; past that (a hub beyond `stop_at` or `avoid`), `_grow`
+    runs itself, so the shared levels never outgrow what one search would have grown."""
     kept = [np.zeros(1, np.int64)]
     count = 1
+    indptr = tree.graph.entity_facts.indptr
     for d in range(1, depth + 1):
         if len(tree.levels) <= d and tree.grown_rows(d) > limit:
             return None
-        level = tree.level(d)
+        above_level = tree.levels[d - 1]
         above = kept[-1]
         if stop_at is not None:
-            above = above[tree.levels[d - 1].entities[above, -1] != stop_at]
-        if len(above) == len(tree.levels[d - 1]):
-            mask = np.ones(len(level), bool)
-        else:
-            extendable = np.zeros(len(tree.levels[d - 1]), bool)
-            extendable[above] = True
-            mask = extendable[tree.parents[d - 1]]
-        if avoid is not None:
-            mask &= level.entities[:, -1] != avoid
-        rows = np.flatnonzero(mask)
+            above = above[above_level.entities[above, -1] != stop_at]
+        extendable = np.zeros(len(above_level), bool)
+        extendable[above] = True
         room = limit - count
-        if len(rows) > room:
-            kept.append(rows[:room])
-            return kept, True
+        wanted = room + 1
+        while True:
+            level = tree.grow(d, _parents_for(tree, d, extendable, indptr, wanted))
+            mask = extendable[tree.parents[d - 1]]
+            if avoid is not None:
+                mask &= level.entities[:, -1] != avoid
+            rows = np.flatnonzero(mask)
+            if len(rows) > room:
+                kept.append(rows[:room])
+                return kept, True
+            if tree.complete(d):
+                break
+            wanted = 2 * wanted
         kept.append(rows)
         count += len(rows)
     return kept, False
+
+
+def _parents_for(
+    tree: _Tree, depth: int, extendable: np.ndarray, indptr: np.ndarray, wanted: int
+) -> int:
+    """How many of the first rows of level `depth - 1` to grow level `depth` from so that
+    their `extendable` rows' ends have at least `wanted` edges in all (every row where
+    they have fewer; `indptr`: the graph's incidence rows), and at least as many as are
+    grown already."""
+    ends = tree.levels[depth - 1].entities[:, -1]
+    degree = np.where(extendable, indptr[ends + 1] - indptr[ends], 0)
+    reach = np.searchsorted(np.cumsum(degree), wanted) + 1
+    return max(min(int(reach), len(ends)), tree.done[depth - 1] if depth <= len(tree.done) else 0)
 
 
 @dataclass
@@ -299,7 +343,7 @@ class PathTrees:
     def walk(self, source: int, max_length: int, limit: int) -> Search:
         """`paths_from(graph, source, max_length, limit)` from the source's tree."""
         side = _Side.of(self.tree(source), max_length, None, None, limit)
-        levels = [lv.take(r) for lv, r in zip(side.levels[1:], side.rows[1:], strict=False)]
+        levels = [side.levels[d].take(rows) for d, rows in enumerate(side.rows) if d]
         return Search([level for level in levels if len(level)], side.truncated)
 
     def among(self, entities: list[int], max_length: int, limit: int) -> list[Search]:
@@ -353,7 +397,7 @@ def _joins(
     pairs = [
         p
         for p, pair in enumerate(sides)
-        if pair and i < len(pair[0].levels) and j < len(pair[1].levels)
+        if pair and i < len(pair[0].rows) and j < len(pair[1].rows)
     ]
     if not pairs:
         return []

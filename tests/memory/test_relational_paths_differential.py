@@ -192,3 +192,18 @@ def test_shared_trees_walk_and_join_as_searches_alone(seed: int) -> None:
         pairs = itertools.combinations(entities, 2)
         for got, (source, target) in zip(among, list(pairs), strict=True):
             _same(got, reference.paths_between(graph, source, target, length + 1, limit))
+
+
+def test_a_level_cut_short_is_grown_further_when_a_later_search_needs_more() -> None:
+    """A search cut at its limit grows only a prefix of its deepest level; a later search
+    of the same trees with more room grows the rest and answers as if run alone."""
+    graph = _random_graph(0)
+    trees = fast.PathTrees(graph)
+    _same(trees.walk(0, 2, 40), reference.paths_from(graph, 0, 2, 40))
+    tree = trees.tree(0)
+    assert len(tree.levels[2]) > 0 and not tree.complete(2), "the level is a prefix"
+    _same(trees.walk(0, 2, 10_000), reference.paths_from(graph, 0, 2, 10_000))
+    assert tree.complete(2)
+    among = trees.among([0, 1, 2], 4, 10_000)
+    for got, (source, target) in zip(among, [(0, 1), (0, 2), (1, 2)], strict=True):
+        _same(got, reference.paths_between(graph, source, target, 4, 10_000))
