@@ -60,49 +60,81 @@ def no_candidates(dim: int) -> LinkCandidates:
     return LinkCandidates(empty, empty, empty, np.zeros((0, dim), np.float32))
 
 
-def link_candidates(
-    links: PassageLinks,
-    node: int,
-    on_path: np.ndarray,
-    used: np.ndarray,
-    focus: np.ndarray | None,
-    query_vector: np.ndarray,
-) -> LinkCandidates:
-    """The untyped neighbours of passage node `node` (see the module): `on_path`, the
-    passage nodes of the path; `used`, the segments its hops already passed through;
-    `focus`, per segment, whether a hub may leave through it (None: no segment)."""
-    dim = len(query_vector)
-    segments = links.segments_of(node)
-    if not links.linkable[node]:
-        segments = segments[focus[segments]] if focus is not None else segments[:0]
-    segments = segments[_outside(segments, used)]
-    if not len(segments):
-        return no_candidates(dim)
+@dataclass(frozen=True)
+class LinkTable:
+    """A node's untyped links before a path's exclusions, a function of the passage graph
+    alone (for a linkable node; a hub's depends on the query's `focus`): per link row, the
+    segment it leaves by and the one it reaches (`via`, `reached`: the node's segments,
+    then their next turns, then their previous ones), and the linkable nodes each row
+    reaches (`nodes`, with their `row`), in TopM's order per row: bridges first, the
+    fewest segments first, then by position. A path's exclusions keep this order, so the
+    first `PER_SEGMENT` of a row left are those the path may take."""
+
+    via: np.ndarray
+    reached: np.ndarray
+    nodes: np.ndarray
+    row: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Items it holds (for `space.EntityMemo`)."""
+        return len(self.via) + len(self.nodes)
+
+
+def link_table(links: PassageLinks, segments: np.ndarray) -> LinkTable:
+    """The `LinkTable` of the links leaving through `segments` (a node's)."""
     following, previous = links.next_segment[segments], links.previous_segment[segments]
     via = np.concatenate([segments, segments[following >= 0], segments[previous >= 0]])
     reached = np.concatenate([segments, following[following >= 0], previous[previous >= 0]])
-    fresh = _outside(reached, used)
-    via, reached = via[fresh], reached[fresh]
     nodes, _, counts = row_entries(links.segment_nodes, reached)
     nodes = np.asarray(nodes, np.int64)
     row = np.repeat(np.arange(len(reached)), counts)
-    kept = links.linkable[nodes] & _outside(nodes, on_path)
+    kept = links.linkable[nodes]
     nodes, row = nodes[kept], row[kept]
+    count = links.counts[nodes]
+    order = np.lexsort((nodes, count, count < 2, row))
+    return LinkTable(
+        np.asarray(via, np.int64), np.asarray(reached, np.int64), nodes[order], row[order]
+    )
+
+
+def node_segments(links: PassageLinks, node: int, focus: np.ndarray | None) -> np.ndarray:
+    """The segments a node's links leave through: its own, or for a hub (not linkable)
+    those of its own in `focus` (per segment, whether a hub may leave through it; None:
+    none)."""
+    segments = links.segments_of(node)
+    if not links.linkable[node]:
+        segments = segments[focus[segments]] if focus is not None else segments[:0]
+    return segments
+
+
+def link_candidates(
+    links: PassageLinks,
+    table: LinkTable,
+    on_path: np.ndarray,
+    used: np.ndarray,
+    query_vector: np.ndarray,
+) -> LinkCandidates:
+    """The untyped neighbours of the node whose links `table` holds (see the module):
+    `on_path`, the passage nodes of the path; `used`, the segments its hops already passed
+    through. The rows leaving by or reaching a used segment and the nodes on the path are
+    dropped, then each row keeps its first `PER_SEGMENT` nodes."""
+    dim = len(query_vector)
+    fresh = _outside(table.via, used) & _outside(table.reached, used)
+    kept = fresh[table.row] & _outside(table.nodes, on_path)
+    nodes, row = table.nodes[kept], table.row[kept]
     if not len(nodes):
         return no_candidates(dim)
-    count = links.counts[nodes]
-    # per reached segment: bridges first, the fewest segments first, then by position
-    order = np.lexsort((nodes, count, count < 2, row))
-    nodes, row = nodes[order], row[order]
     start = np.searchsorted(row, row, "left")
     first = np.arange(len(row)) - start < PER_SEGMENT
     nodes, row = nodes[first], row[first]
-    vectors, similarity = link_vectors(links, via[row], reached[row], query_vector)
+    via, reached = table.via[row], table.reached[row]
+    vectors, similarity = link_vectors(links, via, reached, query_vector)
     # a node reached through several segments keeps its most similar (then first) one
     best = np.lexsort((np.arange(len(nodes)), -similarity, nodes))
     keep = best[np.r_[True, nodes[best][1:] != nodes[best][:-1]]]
     keep.sort()
-    return LinkCandidates(via[row[keep]], reached[row[keep]], nodes[keep], vectors[keep])
+    return LinkCandidates(via[keep], reached[keep], nodes[keep], vectors[keep])
 
 
 def link_vectors(

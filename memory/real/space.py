@@ -47,8 +47,11 @@ from memory.real.links import (
     MENTIONED_WITH,
     NEXT_TURN,
     LinkCandidates,
+    LinkTable,
     link_candidates,
+    link_table,
     no_candidates,
+    node_segments,
 )
 from memory.real.paths import Hop, Path
 from memory.snapshot_view import QueryContext, SnapshotView
@@ -195,6 +198,10 @@ class SearchSpace:
     focus: np.ndarray | None = None
     """Per segment, whether a hub node's untyped links may leave through it (the flat
     prior's pool); None: a hub has no untyped links."""
+    link_tables: EntityMemo = field(default_factory=EntityMemo, repr=False)
+    """Linkable passage nodes' `LinkTable`s, shared by the queries of one view: ~1,500
+    link candidate lists a query at 100k facts built each from the passage graph's
+    arrays (~25 NumPy calls), where the path's exclusions are three comparisons."""
 
     @classmethod
     def of(
@@ -222,6 +229,7 @@ class SearchSpace:
                 f"real_edges/{reference_time.isoformat()}/{query.speculative}", EntityMemo()
             ),
             co_occurring_targets=view.cache.setdefault("real_co_occurring_targets", EntityMemo()),
+            link_tables=view.cache.setdefault("real_link_tables", EntityMemo()),
             links=links,
             focus=focus,
         )
@@ -253,7 +261,18 @@ class SearchSpace:
             return no_candidates(dim)
         on_path = np.array([self.node_of(e) for e in path.entities], np.int64)
         used = np.array([s for hop in path.hops for s in hop.segments], np.int64)
-        return link_candidates(self.links, node, on_path, used, self.focus, self.query_vector)
+        return link_candidates(self.links, self.link_table(node), on_path, used, self.query_vector)
+
+    def link_table(self, node: int) -> LinkTable:
+        """The passage node's `LinkTable`: a linkable node's is kept across the view's
+        queries (`link_tables`); a hub's is built from the query's focus segments."""
+        if not self.links.linkable[node]:
+            return link_table(self.links, node_segments(self.links, node, self.focus))
+        known = self.link_tables.get(node)
+        if known is None:
+            known = link_table(self.links, node_segments(self.links, node, self.focus))
+            self.link_tables.put(node, known, known.size)
+        return known
 
     def link_hop(self, path: Path, candidates: LinkCandidates, i: int) -> Hop:
         """The untyped hop of candidate row `i`: `mentioned_with` through one segment, or
@@ -413,8 +432,8 @@ class SearchSpace:
         ranks are the same), else gathered from the fact matrix. The block is read whole,
         once a query: a beam's expansion and its repair read rows of the same end (those
         the filters pass, then those one filter turned away: most of its edges between
-        them), and ~20% of the ends recur (at 100k facts ~128 reads a query, half of them
-        through `read_rows`' window count, went down to ~57)."""
+        them), and ~20% of the ends recur (at 100k facts `read_rows` ran ~128 times a query,
+        now ~57)."""
         if self.edge_vectors is None or not len(at):
             return self.fact_vectors(self.edges_of(entity).facts[at])
         block = self._edge_blocks.get(entity)
