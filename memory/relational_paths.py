@@ -427,12 +427,18 @@ def _matched(
     """The (ahead row, behind row) pairs of one group that end at the same entity and share
     no other, ahead rows in order, then behind ones in order, with their entities
     (`base`: more than any entity, to key an end by its group)."""
-    key = b_group * base + behind[:, -1]
+    if not len(ahead) or not len(behind):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), ahead[:0], behind[:0]
+    ends_ahead, ends_behind = ahead[:, -1], behind[:, -1]
+    present = np.zeros(max(int(ends_ahead.max()), int(ends_behind.max())) + 1, bool)
+    present[ends_behind] = True
+    candidates = np.flatnonzero(present[ends_ahead])  # most halves meet no other half
+    key = b_group * base + ends_behind
     order = np.argsort(key, kind="stable")
     ends = key[order]
-    meet = a_group * base + ahead[:, -1]
+    meet = a_group[candidates] * base + ends_ahead[candidates]
     low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
-    f = np.repeat(np.arange(len(ahead)), high - low)
+    f = np.repeat(candidates, high - low)
     b = order[ranges(low, high - low)]
     mine, theirs = ahead[f], behind[b]
     shared = np.zeros(len(f), bool)
