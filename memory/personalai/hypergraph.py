@@ -457,6 +457,23 @@ class PersonalGraph:
             return self.graph.entity_names[node]
         return str(self.names.node_ids[int(self.extra_nodes[node - n_e])])
 
+    def names_of(self, nodes: np.ndarray) -> list[str]:
+        """`name` of each of `nodes`, the other nodes' ids read in one take of the
+        snapshot's id array (a traversal visits thousands of nodes a query, and one
+        `name` at a time cost the explanation ~2 ms of it at 100k facts)."""
+        nodes = np.asarray(nodes, np.int64)
+        names = self.graph.entity_names
+        if self.names is None:
+            return [names[node] for node in nodes.tolist()]
+        n_e = self.graph.n_entities
+        found = [names[node] if node < n_e else "" for node in nodes.tolist()]
+        extra = np.flatnonzero(nodes >= n_e)
+        if len(extra):
+            ids = self.names.node_ids.take(self.extra_nodes[nodes[extra] - n_e]).to_pylist()
+            for at, node_id in zip(extra.tolist(), ids, strict=True):
+                found[at] = str(node_id)
+        return found
+
     def passage_positions(self, node_ids: dict[str, float]) -> dict[int, float]:
         """Passage-graph node ids (entity ids or others) with weights -> node positions
         with weights; ids the hypergraph does not hold are dropped."""

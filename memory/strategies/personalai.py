@@ -182,7 +182,9 @@ def _traverse(
     kept = filtered(traversal, similarity, int(options.get("top_n", TOP_N)))
     walk = node_mass if WALKED_KINDS.get(_corpus_kind(view, prior)) else None
     scored, paths = ranked_segments(personal, traversal, kept, linked, walk, question)
-    visited = sorted(traversal.visited, key=personal.name)
+    visited = np.fromiter(traversal.visited, np.int64, len(traversal.visited))
+    names = personal.names_of(visited)
+    by_name = sorted(range(len(names)), key=names.__getitem__)  # stable: as sorted(visited)
     explanation = {
         "strategy": name,
         "restriction": options.get("restriction") or "all",
@@ -199,7 +201,7 @@ def _traverse(
                 for i, kind in enumerate(KIND_NAMES)
             },
         },
-        "visited_nodes": [personal.name(n) for n in visited[:MAX_VISITED_SHOWN]],
+        "visited_nodes": [names[i] for i in by_name[:MAX_VISITED_SHOWN]],
         "visited_node_count": len(visited),
         "retrieved_hyperedges": len(traversal.chains),
         "hyperedges": [
