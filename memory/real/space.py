@@ -439,9 +439,8 @@ class SearchSpace:
         block = self._edge_blocks.get(entity)
         if block is None:
             first = int(self.graph.entity_facts.indptr[entity])
-            block = read_rows(
-                self.edge_vectors, first + np.arange(len(self.edges_of(entity).facts))
-            )
+            rows = first + np.arange(len(self.edges_of(entity).facts))
+            block = read_rows(np.asarray(self.edge_vectors), rows)  # no memmap wrapping
             self._edge_blocks[entity] = block
         return block[np.asarray(at, np.int64)]
 
