@@ -269,16 +269,21 @@ def _cut_rows(
         above = kept[-1]
         if stop_at is not None:
             above = above[above_level.entities[above, -1] != stop_at]
-        extendable = np.zeros(len(above_level), bool)
-        extendable[above] = True
+        extendable = None  # every row of the level above
+        if len(above) < len(above_level):
+            extendable = np.zeros(len(above_level), bool)
+            extendable[above] = True
         room = limit - count
         wanted = room + 1
         while True:
-            level = tree.grow(d, _parents_for(tree, d, extendable, indptr, wanted))
-            mask = extendable[tree.parents[d - 1]]
+            if len(tree.levels) <= d or not tree.complete(d):
+                tree.grow(d, _parents_for(tree, d, extendable, indptr, wanted))
+            level = tree.levels[d]
+            mask = None if extendable is None else extendable[tree.parents[d - 1]]
             if avoid is not None:
-                mask &= level.entities[:, -1] != avoid
-            rows = np.flatnonzero(mask)
+                away = level.entities[:, -1] != avoid
+                mask = away if mask is None else mask & away
+            rows = np.arange(len(level)) if mask is None else np.flatnonzero(mask)
             if len(rows) > room:
                 kept.append(rows[:room])
                 return kept, True
@@ -291,14 +296,16 @@ def _cut_rows(
 
 
 def _parents_for(
-    tree: _Tree, depth: int, extendable: np.ndarray, indptr: np.ndarray, wanted: int
+    tree: _Tree, depth: int, extendable: np.ndarray | None, indptr: np.ndarray, wanted: int
 ) -> int:
     """How many of the first rows of level `depth - 1` to grow level `depth` from so that
-    their `extendable` rows' ends have at least `wanted` edges in all (every row where
-    they have fewer; `indptr`: the graph's incidence rows), and at least as many as are
-    grown already."""
+    their `extendable` rows' ends (None: every row's) have at least `wanted` edges in all
+    (every row where they have fewer; `indptr`: the graph's incidence rows), and at least
+    as many as are grown already."""
     ends = tree.levels[depth - 1].entities[:, -1]
-    degree = np.where(extendable, indptr[ends + 1] - indptr[ends], 0)
+    degree = indptr[ends + 1] - indptr[ends]
+    if extendable is not None:
+        degree = np.where(extendable, degree, 0)
     reach = np.searchsorted(np.cumsum(degree), wanted) + 1
     return max(min(int(reach), len(ends)), tree.done[depth - 1] if depth <= len(tree.done) else 0)
 

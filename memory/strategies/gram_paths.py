@@ -206,11 +206,13 @@ class _Credits:
     def __init__(self, graph: MemoryGraph, edges: LinkGraph) -> None:
         self.graph, self.edges = graph, edges
         self.segments: list[np.ndarray] = []
-        self.mass: list[np.ndarray] = []
-        self.rows: list[np.ndarray] = []
-        """Per chunk of credits, the row of each credit's path in its search."""
-        self.chunk_search: list[int] = []
-        """Per chunk of credits, the search its paths belong to."""
+        self.paths: list[np.ndarray] = []
+        """Per chunk of credits, each credit's path: its row among all the paths added."""
+        self.masses: list[np.ndarray] = []
+        """Per search, the mass of each of its paths."""
+        self.first: list[int] = [0]
+        """Per search, the row of its first path among all the paths added (then their
+        number)."""
         self.searches: list[Search] = []
         self.joined: list[bool] = []
         """Per search, whether it joined two anchors."""
@@ -222,35 +224,26 @@ class _Credits:
         if not search.groups:
             return
         edges, n = self.edges, self.edges.n_nodes
-        masses = search.masses(edges.steps, start, end)
-        offset = 0
+        self.masses.append(search.masses(edges.steps, start, end))
+        offset = self.first[-1]
         for group in search.groups:
-            steps = group.facts.shape[1]
-            mass = masses[offset : offset + len(group)]
-            rows = np.arange(offset, offset + len(group))
-            offset += len(group)
+            steps, paths = group.facts.shape[1], len(group)
             width = steps + 1 if every_segment else 1
-            at = group.entities[:, -width:].T.ravel()
+            at = group.entities[:, -width:].T.ravel()  # column by column
             on = np.flatnonzero(at >= n)
-            self._credit(at[on] - n, np.tile(mass, width)[on], np.tile(rows, width)[on])
+            self.segments.append(at[on] - n)
+            self.paths.append(offset + on % paths)
             width = steps if every_segment else 1
             facts = group.facts[:, -width:].T.ravel()
             typed = np.flatnonzero(edges.kind[facts] == FACT)
             if len(typed):
                 stated, _, counts = row_entries(self.graph.fact_segments, edges.ref[facts[typed]])
-                self._credit(
-                    np.asarray(stated, np.int64),
-                    np.repeat(np.tile(mass, width)[typed], counts),
-                    np.repeat(np.tile(rows, width)[typed], counts),
-                )
+                self.segments.append(np.asarray(stated, np.int64))
+                self.paths.append(np.repeat(offset + typed % paths, counts))
+            offset += paths
+        self.first.append(offset)
         self.searches.append(search)
         self.joined.append(every_segment)
-
-    def _credit(self, segments: np.ndarray, mass: np.ndarray, rows: np.ndarray) -> None:
-        self.segments.append(segments)
-        self.mass.append(mass)
-        self.rows.append(rows)
-        self.chunk_search.append(len(self.searches))
 
     def ranked(
         self, view: SnapshotView, links: PassageLinks
@@ -263,12 +256,10 @@ class _Credits:
         if not self.segments or not sum(len(s) for s in self.segments):
             return [], {}, []
         segment = np.concatenate(self.segments)
-        mass = np.concatenate(self.mass)
-        lengths = [len(s) for s in self.segments]
-        search = np.repeat(np.asarray(self.chunk_search, np.int64), lengths)
-        row = np.concatenate(self.rows)
+        row = np.concatenate(self.paths)
+        mass = np.concatenate(self.masses)[row]
         keep = view.retrievable_segments[segment] & (mass > 0)
-        segment, mass, search, row = segment[keep], mass[keep], search[keep], row[keep]
+        segment, mass, row = segment[keep], mass[keep], row[keep]
         if not len(segment):
             return [], {}, []
         distinct, inverse = np.unique(segment, return_inverse=True)
@@ -287,8 +278,12 @@ class _Credits:
         for credit in by[rank < PATHS_PER_SEGMENT].tolist():
             heaviest.setdefault(int(inverse[credit]), []).append(credit)
 
+        first = np.asarray(self.first)
+        search = np.searchsorted(first, row, "right") - 1
+        local = row - first[search]
+
         def path(credit: int) -> RelationalPath:
-            found = self.searches[int(search[credit])].path(int(row[credit]))
+            found = self.searches[int(search[credit])].path(int(local[credit]))
             return reading_order(edges, found)
 
         def texts_of(credits: list[int]) -> list[str]:
@@ -297,9 +292,9 @@ class _Credits:
 
         texts = {graph.segment_ids[int(distinct[o])]: texts_of(heaviest[int(o)]) for o in shown}
         joined = np.flatnonzero(np.asarray(self.joined)[search])
-        seen: dict[tuple[int, int], tuple[float, RelationalPath]] = {}
-        for credit in _heaviest_first(joined, mass, search, row, TOP_PATHS_EXPLAINED):
-            seen[(int(search[credit]), int(row[credit]))] = (float(mass[credit]), path(credit))
+        seen: dict[int, tuple[float, RelationalPath]] = {}
+        for credit in _heaviest_first(joined, mass, row, TOP_PATHS_EXPLAINED):
+            seen[int(row[credit])] = (float(mass[credit]), path(credit))
         return scored, texts, list(seen.values())
 
 
@@ -309,10 +304,10 @@ pool's lightest mass included); the rest are sorted only if the pool holds too f
 
 
 def _heaviest_first(
-    credits: np.ndarray, mass: np.ndarray, search: np.ndarray, row: np.ndarray, count: int
+    credits: np.ndarray, mass: np.ndarray, path: np.ndarray, count: int
 ) -> list[int]:
-    """Of `credits`, the first one of each of the `count` heaviest paths (a path is a
-    (search, row)), in the order of a stable sort of all `credits` by mass descending.
+    """Of `credits`, the first one of each of the `count` heaviest paths (`path`: each
+    credit's), in the order of a stable sort of all `credits` by mass descending.
     The heaviest `HEAVIEST_POOL` credits (ties included) are a prefix of that sort, so it
     is sorted alone unless it holds fewer than `count` paths: at 100k facts a query has
     ~10^4 credits of joined paths, sorted whole for 10 paths before."""
@@ -321,9 +316,9 @@ def _heaviest_first(
         lightest = np.partition(mass[credits], len(credits) - HEAVIEST_POOL)[-HEAVIEST_POOL]
         pool = credits[mass[credits] >= lightest]
     while True:
-        first: dict[tuple[int, int], int] = {}
+        first: dict[int, int] = {}
         for credit in pool[np.argsort(-mass[pool], kind="stable")].tolist():
-            first.setdefault((int(search[credit]), int(row[credit])), credit)
+            first.setdefault(int(path[credit]), credit)
             if len(first) == count:
                 return list(first.values())
         if len(pool) == len(credits):
