@@ -107,6 +107,19 @@ class Expansions:
     def heuristic(self, nodes: np.ndarray, target: int) -> np.ndarray:
         """h of `nodes` (distinct) towards `target`; a node's row of products with every
         target is computed when first asked for."""
+        self._know(nodes)
+        return self._heuristic[self._column[target]][nodes]
+
+    def heuristics(self, nodes: np.ndarray) -> np.ndarray:
+        """h of `nodes` (distinct) towards every target, a row per target (`column`)."""
+        self._know(nodes)
+        return self._heuristic[:, nodes]
+
+    def column(self, target: int) -> int:
+        """The row of `target` in `heuristics`."""
+        return self._column[target]
+
+    def _know(self, nodes: np.ndarray) -> None:
         new = nodes[~self._known[nodes]]
         if len(new):
             self._known[new] = True
@@ -115,7 +128,6 @@ class Expansions:
             new = new[held]
             products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
             self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
-        return self._heuristic[self._column[target]][nodes]
 
 
 def shortest_path(
@@ -156,6 +168,9 @@ class Layers:
         self._expansions = expansions
         expansions.ball[start] = self._number
         self.nodes = [np.array([start], np.int64)]
+        self.heuristics = [expansions.heuristics(self.nodes[0])]
+        """Per layer, its nodes' h towards every target (`Expansions.heuristics`): read
+        once per layer, not once per search."""
         self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = [
             (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
         ]
@@ -187,6 +202,7 @@ class Layers:
         expansions.ball[nodes] = self._number
         width = int(lengths.max()) + 1 if len(lengths) else 1
         self.nodes.append(nodes)
+        self.heuristics.append(expansions.heuristics(nodes))
         self._edges.append((owner, position, starts, width))
 
 
@@ -243,7 +259,7 @@ def _pops(
     if not len(nodes):
         return nodes, np.zeros(0), nodes
     first = np.minimum.reduceat(ranks[-1][owner] * width + position, starts)
-    heuristic = expansions.heuristic(nodes, target).astype(np.float64)
+    heuristic = layers.heuristics[len(ranks)][expansions.column(target)].astype(np.float64)
     heuristic[nodes == target] = 0.0
     if limit >= len(nodes):
         order = np.lexsort((first, heuristic))
