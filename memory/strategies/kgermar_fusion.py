@@ -82,7 +82,7 @@ from memory.linking import beside
 from memory.passage_rgcn import LAYERS, SPREAD_THRESHOLD, passage_rgcn
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from memory.strategies.hybrid import hybrid_signals
+from memory.strategies.hybrid import hybrid_signals, kept_recent
 from memory.top import top_positions
 from memory.traversal import blended
 
@@ -164,7 +164,10 @@ def start_banks(
         raw = {"contextual": signals["bm25"][:budget], "semantic": signals["dense"][:budget]}
         banks = Banks(raw=raw, normalised={}, missing=missing)
         if in_memory is not None:
-            banks.entities = in_memory.nearest(vector, k)
+            distance = kept_recent(  # Memory.query's widened second ask (2k) reads it again
+                view, "kgermar_structure_distances", query.text, lambda: in_memory.distances(vector)
+            )
+            banks.entities = in_memory.nearest(vector, k, distance)
         elif entities is not None:
             banks.entities = entities.result()
         raw["structural"] = _structural_segments(view, query, banks, max(budget, CANDIDATES))
@@ -249,15 +252,21 @@ class StructureRows:
     norms: np.ndarray
     """Each row's squared length."""
 
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+    def nearest(
+        self, vector: np.ndarray, k: int, distance: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
         """The `k` rows nearest to `vector` by squared L2 distance, as LanceDB's exact
         search ranks them (ties by row), with the cosine 1 - d/2 it reports for unit
-        vectors: |x|^2 - 2 x.q + |q|^2 by one product, equal to LanceDB's distance up to
-        float32 rounding."""
-        query = np.asarray(vector, np.float32)
-        distance = self.norms - 2.0 * (self.vectors @ query) + np.float32(query @ query)
+        vectors; `distance`: `distances(vector)` where already computed."""
+        distance = self.distances(vector) if distance is None else distance
         top = top_positions(-distance, k)
         return [(self.entity_ids[i], round(1.0 - float(distance[i]) / 2.0, 6)) for i in top]
+
+    def distances(self, vector: np.ndarray) -> np.ndarray:
+        """Every row's squared L2 distance to `vector`: |x|^2 - 2 x.q + |q|^2 by one
+        product, equal to LanceDB's distance up to float32 rounding."""
+        query = np.asarray(vector, np.float32)
+        return self.norms - 2.0 * (self.vectors @ query) + np.float32(query @ query)
 
 
 def _structure_rows(view: SnapshotView, table: Any) -> StructureRows | None:

@@ -283,6 +283,32 @@ def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
     graph_memory.close()
 
 
+def test_a_widened_ask_reads_the_structure_distances_kept_for_its_question(
+    graph_memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The structure rows are multiplied with a question once: the second ask of the same
+    question at 2k (as `Memory.query` widens) reads the kept distances, and finds the
+    entities a fresh search at 2k finds."""
+    from memory.snapshot_view import QueryContext
+    from memory.strategies import kgermar_fusion as kgermar
+
+    view = graph_memory._view
+    rows = kgermar._structure_rows(view, view.table("structure"))
+    products: list[int] = []
+    original = kgermar.StructureRows.distances
+    monkeypatch.setattr(
+        kgermar.StructureRows,
+        "distances",
+        lambda self, vector: products.append(1) or original(self, vector),
+    )
+    text = QUESTIONS[0]["question"]
+    for k in (5, 10):
+        banks = kgermar.retrieve_banks(view, QueryContext(text, k), k)
+        assert banks.entities == rows.nearest(view.embed_query(text), k)
+    assert len(products) == 1 + 2  # the strategy's once, and the two fresh searches above
+    graph_memory.close()
+
+
 def test_an_emptied_structure_table_gives_no_structural_entities(tmp_path: Path) -> None:
     """A collection left without entities keeps an empty structure table (never dropped,
     so older snapshots' versions survive); held in memory it finds no entity."""
