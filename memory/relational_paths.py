@@ -376,9 +376,38 @@ class PathTrees:
         ]
 
 
-def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[PathArrays, np.ndarray]:
-    """The rows of several path arrays of one length as one: the distinct arrays
-    concatenated, and each part's rows offset into them, concatenated in order."""
+class _Stack:
+    """Several path arrays of one length addressed as one, their rows numbered part after
+    part, without copying them whole (a level of a busy anchor holds ~20,000 paths, of
+    which a join keeps a few hundred)."""
+
+    def __init__(self, parts: list[PathArrays]) -> None:
+        self.parts = parts
+        self.offsets = np.cumsum([0, *(len(part) for part in parts)])
+
+    def ends(self) -> np.ndarray:
+        """Every path's last entity."""
+        return np.concatenate([part.entities[:, -1] for part in self.parts])
+
+    def take(self, rows: np.ndarray) -> PathArrays:
+        """The paths of `rows`, in order."""
+        if len(self.parts) == 1:
+            return self.parts[0].take(rows)
+        first = self.parts[0]
+        entities = np.empty((len(rows), first.entities.shape[1]), np.int64)
+        facts = np.empty((len(rows), first.facts.shape[1]), np.int64)
+        part_of = np.searchsorted(self.offsets, rows, "right") - 1
+        for p, part in enumerate(self.parts):
+            mine = np.flatnonzero(part_of == p)
+            if len(mine):
+                local = rows[mine] - self.offsets[p]
+                entities[mine], facts[mine] = part.entities[local], part.facts[local]
+        return PathArrays(entities, facts)
+
+
+def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[_Stack, np.ndarray]:
+    """The rows of several path arrays of one length as one: the distinct arrays stacked,
+    and each part's rows offset into them, concatenated in order."""
     offsets: dict[int, int] = {}
     distinct: list[PathArrays] = []
     size = 0
@@ -389,10 +418,7 @@ def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[PathArrays, np
             distinct.append(arrays)
             size += len(arrays)
         rows.append(selected + offsets[id(arrays)])
-    stacked = PathArrays(
-        np.concatenate([d.entities for d in distinct]), np.concatenate([d.facts for d in distinct])
-    )
-    return stacked, np.concatenate(rows)
+    return _Stack(distinct), np.concatenate(rows)
 
 
 def _joins(
@@ -415,12 +441,12 @@ def _joins(
     index = np.arange(len(pairs), dtype=np.int64)
     f_pair = np.repeat(index, [len(rows) for _, rows in fronts])
     b_pair = np.repeat(index, [len(rows) for _, rows in backs])
-    ahead_rows, behind_rows, ahead, behind = _matched(
-        front.entities[f_rows], f_pair, back.entities[b_rows], b_pair, n_entities
-    )
-    entities = np.hstack([ahead, behind[:, -2::-1]])
-    facts = np.hstack([front.facts[f_rows[ahead_rows]], back.facts[b_rows[behind_rows]][:, ::-1]])
-    bounds = np.searchsorted(f_pair[ahead_rows], np.arange(len(pairs) + 1))
+    f, b = _meeting(front.ends()[f_rows], f_pair, back.ends()[b_rows], b_pair, n_entities)
+    ahead, behind = front.take(f_rows[f]), back.take(b_rows[b])
+    kept = _unshared(ahead.entities, behind.entities)
+    entities = np.hstack([ahead.entities[kept], behind.entities[kept][:, -2::-1]])
+    facts = np.hstack([ahead.facts[kept], behind.facts[kept][:, ::-1]])
+    bounds = np.searchsorted(f_pair[f[kept]], np.arange(len(pairs) + 1))
     return [
         (p, PathArrays(entities[lo:hi], facts[lo:hi]))
         for p, lo, hi in zip(pairs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
@@ -428,32 +454,33 @@ def _joins(
     ]
 
 
-def _matched(
+def _meeting(
     ahead: np.ndarray, a_group: np.ndarray, behind: np.ndarray, b_group: np.ndarray, base: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The (ahead row, behind row) pairs of one group that end at the same entity and share
-    no other, ahead rows in order, then behind ones in order, with their entities
-    (`base`: more than any entity, to key an end by its group)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (ahead, behind) index pairs of one group whose ends (`ahead`, `behind`) are the
+    same entity, ahead indices in order, then behind ones in order (`base`: more than any
+    entity, to key an end by its group)."""
     if not len(ahead) or not len(behind):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), ahead[:0], behind[:0]
-    ends_ahead, ends_behind = ahead[:, -1], behind[:, -1]
-    present = np.zeros(max(int(ends_ahead.max()), int(ends_behind.max())) + 1, bool)
-    present[ends_behind] = True
-    candidates = np.flatnonzero(present[ends_ahead])  # most halves meet no other half
-    key = b_group * base + ends_behind
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    present = np.zeros(max(int(ahead.max()), int(behind.max())) + 1, bool)
+    present[behind] = True
+    candidates = np.flatnonzero(present[ahead])  # most halves meet no other half
+    key = b_group * base + behind
     order = np.argsort(key, kind="stable")
     ends = key[order]
-    meet = a_group[candidates] * base + ends_ahead[candidates]
+    meet = a_group[candidates] * base + ahead[candidates]
     low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
-    f = np.repeat(candidates, high - low)
-    b = order[ranges(low, high - low)]
-    mine, theirs = ahead[f], behind[b]
-    shared = np.zeros(len(f), bool)
-    for column in mine.T:  # column by column, as in `_children`
-        for other in theirs[:, :-1].T:
+    return np.repeat(candidates, high - low), order[ranges(low, high - low)]
+
+
+def _unshared(ahead: np.ndarray, behind: np.ndarray) -> np.ndarray:
+    """Per row, whether the halves `ahead` and `behind` (entities, meeting at their last)
+    share no other entity, column by column as in `_children`."""
+    shared = np.zeros(len(ahead), bool)
+    for column in ahead.T:
+        for other in behind[:, :-1].T:
             shared |= column == other
-    kept = ~shared
-    return f[kept], b[kept], mine[kept], theirs[kept]
+    return ~shared
 
 
 def paths_between(
@@ -496,15 +523,18 @@ def _met(forward: Search, backward: Search, max_length: int) -> Search:
 def _join(front: PathArrays, back: PathArrays) -> PathArrays:
     """Each forward half joined to each backward half that ends where it ends and shares
     no other entity with it, forward halves in order, then backward ones in order."""
-    f, b, ahead, behind = _matched(
-        front.entities,
+    f, b = _meeting(
+        front.entities[:, -1],
         np.zeros(len(front), np.int64),
-        back.entities,
+        back.entities[:, -1],
         np.zeros(len(back), np.int64),
         0,
     )
+    ahead, behind = front.take(f), back.take(b)
+    kept = _unshared(ahead.entities, behind.entities)
     return PathArrays(
-        np.hstack([ahead, behind[:, -2::-1]]), np.hstack([front.facts[f], back.facts[b][:, ::-1]])
+        np.hstack([ahead.entities[kept], behind.entities[kept][:, -2::-1]]),
+        np.hstack([ahead.facts[kept], behind.facts[kept][:, ::-1]]),
     )
 
 
