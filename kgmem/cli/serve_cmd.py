@@ -123,10 +123,12 @@ def serve_stdio(pool: SnapshotPool, concurrency: int) -> int:
     """MCP over stdin/stdout until the client closes it."""
     import anyio
 
+    from memory.serving.main_thread import MainThreadRunner
     from memory.serving.mcp_tools import memory_server
 
     pool.start_watching()
-    anyio.run(memory_server(pool, concurrency).run_stdio_async)
+    runner = MainThreadRunner(concurrency)
+    runner.serve(lambda: anyio.run(memory_server(pool, runner).run_stdio_async))
     return 0
 
 
@@ -153,11 +155,14 @@ def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) 
     )
     if args.workers > 1:
         return serve_workers(pool, args, sock)
+    from memory.serving.main_thread import MainThreadRunner
     from memory.serving.process import server_app
 
-    app = server_app(pool, token, args.concurrency, args.mcp == "http", args.host)
+    runner = MainThreadRunner(args.concurrency)
+    app = server_app(pool, token, runner, args.mcp == "http", args.host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    runner.serve(lambda: server.run(sockets=[sock]), server.handle_exit)
     return 0
 
 
@@ -165,9 +170,8 @@ def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) ->
     """`args.workers` processes on `sock`, under uvicorn's supervisor, each serving what
     `pool` resolved (a pinned snapshot stays the same snapshot in every worker)."""
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
 
-    from memory.serving.process import WorkerSettings
+    from memory.serving.process import WorkerSettings, supervised_workers
 
     WorkerSettings(
         home=str(pool.workspace.root),
@@ -188,7 +192,7 @@ def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) ->
         access_log=False,
         lifespan="on",
     )
-    Multiprocess(config, sockets=[sock]).run()  # type: ignore[list-item]
+    supervised_workers(config, sock).run()  # type: ignore[arg-type]
     return 0
 
 

