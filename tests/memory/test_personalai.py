@@ -313,6 +313,17 @@ def test_episodes_join_topic_phrase_and_structural_nodes_but_no_hubs(graph_memor
         assert (tight.hypergraph.hyperedges_of(hub) < first_episode).all()  # facts only
 
 
+def test_names_of_names_every_node_as_name_does(graph_memory):
+    """The batch of names the explanation reads (entities, and the passage nodes' ids in
+    one take) is `name` of each node, in the order asked, repeats included."""
+    personal = personal_graph_of(graph_memory._view, QueryContext(TWO_HOP, 5))
+    n_nodes, n_entities = personal.hypergraph.n_nodes, personal.graph.n_entities
+    nodes = np.r_[np.arange(n_nodes)[::-1], n_entities, 0, n_nodes - 1]
+    assert personal.names_of(nodes) == [personal.name(int(n)) for n in nodes]
+    assert personal.names_of(np.zeros(0, np.int64)) == []
+    assert n_nodes > n_entities  # passage nodes are named too
+
+
 def test_query_links_phrase_and_topic_nodes_and_the_prior_passages_nodes(graph_memory):
     query = "Which city is the Harborview Office in?"
     result = graph_memory.query(query, strategy="personalai_water_circles", k=5)
