@@ -132,19 +132,23 @@ def _search(
     max_length = int(query.options.get("max_length", MAX_LENGTH))
     walk_length = min(WALK_LENGTH, max_length)
     prior = flat_prior(view, query)
-    degree = np.diff(edges.entity_facts.indptr)
+    indptr = edges.entity_facts.indptr
+
+    def linked(v: int) -> bool:
+        """Whether vertex `v` has an edge (its degree read alone, not every vertex's)."""
+        return bool(indptr[v + 1] > indptr[v])
 
     def vertices(entities: dict[str, float]) -> list[int]:
         nodes = (int(links.entity_node[e]) for e in positions(graph, entities))
-        return [v for v in nodes if v >= 0 and degree[v] > 0]
+        return [v for v in nodes if v >= 0 and linked(v)]
 
     named = vertices(named_entities(view, query.text))
     flat = vertices(prior.seed_entities(view, FLAT_ANCHORS))
     linkable = any(links.linkable[v] for v in named)
-    titled = [] if linkable else [v for v in named_nodes(links, query.text) if degree[v] > 0]
+    titled = [] if linkable else [v for v in named_nodes(links, query.text) if linked(v)]
     count = int(query.options.get("seed_nodes", SEED_NODES))
     masses = dict(seed_nodes(view, links, prior, links.n_nodes))
-    seeded = [v for v in list(masses)[:count] if degree[v] > 0]
+    seeded = [v for v in list(masses)[:count] if linked(v)]
     anchors = list(dict.fromkeys([*named, *flat, *seeded, *titled]))
     entities_from = "named, flat ranking and named nodes"
     if not anchors:
