@@ -475,8 +475,13 @@ def _meeting(
     order = np.argsort(key, kind="stable")
     ends = key[order]
     meet = a_group[candidates] * base + ahead[candidates]
-    low, high = np.searchsorted(ends, meet, "left"), np.searchsorted(ends, meet, "right")
-    return np.repeat(candidates, high - low), order[ranges(low, high - low)]
+    low = np.searchsorted(ends, meet, "left")
+    # the end of each run of equal keys, read where a search landed (one search, not two)
+    starts = np.flatnonzero(np.concatenate([[True], ends[1:] != ends[:-1]]))
+    stops = np.append(starts[1:], len(ends))
+    at = np.minimum(low, len(ends) - 1)
+    count = np.where(ends[at] == meet, np.repeat(stops, stops - starts)[at] - low, 0)
+    return np.repeat(candidates, count), order[ranges(low, count)]
 
 
 def _unshared(ahead: np.ndarray, behind: np.ndarray) -> np.ndarray:
