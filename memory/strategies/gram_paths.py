@@ -39,6 +39,9 @@ open. The choices made here:
   neighbourhood, the paths of ≤ `WALK_LENGTH` (3, at most L) edges from it: anchor –
   segment – node – segment reaches the passage about the bridge entity that a top
   passage names. Each side of a search stops after `EXPANSION_LIMIT` (2000) partial paths.
+  Both kinds of search run on one `relational_paths.PathTrees` per query (each anchor's
+  levels grown once and only as far as a search needs), finding the same paths as each
+  search run alone.
 - Path score (the paper has none): its walk mass, the anchor's weight times each step's
   transition probability in the passage graph's walk (`LinkGraph.steps`: edge weight
   over the vertex's weighted degree; a mention weighs the node's specificity, HippoRAG's
