@@ -468,13 +468,17 @@ def _meeting(
     entity, to key an end by its group)."""
     if not len(ahead) or not len(behind):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    present = np.zeros(max(int(ahead.max()), int(behind.max())) + 1, bool)
-    present[behind] = True
-    candidates = np.flatnonzero(present[ahead])  # most halves meet no other half
     key = b_group * base + behind
+    wanted = a_group * base + ahead
+    # most halves meet no half of their group: a bitmap of the keys' low bits (8 bits or
+    # more a backward half) lets through every key present and few others
+    bits = (1 << max(10, (8 * len(behind)).bit_length())) - 1
+    present = np.zeros(bits + 1, bool)
+    present[key & bits] = True
+    candidates = np.flatnonzero(present[wanted & bits])
     order = np.argsort(key, kind="stable")
     ends = key[order]
-    meet = a_group[candidates] * base + ahead[candidates]
+    meet = wanted[candidates]
     low = np.searchsorted(ends, meet, "left")
     # the end of each run of equal keys, read where a search landed (one search, not two)
     starts = np.flatnonzero(np.concatenate([[True], ends[1:] != ends[:-1]]))
