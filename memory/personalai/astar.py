@@ -25,7 +25,11 @@ Choices where the paper is silent:
 How it runs: with unit steps and h in [0, 1], f = g + h orders the frontier depth by
 depth, so a search pops (and expands) a whole depth at once, as array operations
 (`_by_depths`), in the order a heap of every push gives; a heap search
-(`_by_heap`) remains for the one tie that order does not reproduce (see there).
+(`_by_heap`) remains for the one tie that order does not reproduce (see there). The
+searches from one start share its breadth-first layers (`Layers`): which nodes a depth
+pushes does not depend on the target, only their order does. At 100k facts (40 queries,
+~60 pairs each, one process, thread time) A* took 17.0 ms a query before the layers and
+the per-layer h, ~14.8 ms after, every path, count and expanded node the same.
 """
 
 from __future__ import annotations
