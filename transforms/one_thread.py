@@ -16,6 +16,7 @@ does not exist there).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable
@@ -35,10 +36,11 @@ class OneThread:
         self._pid = 0
 
     def call(self, fn: Callable[..., T], *args: object) -> T:
-        """`fn(*args)` computed on the thread (directly, when called from it)."""
+        """`fn(*args)` computed on the thread (directly, when called from it), in the
+        caller's context (its context variables)."""
         if threading.current_thread().name.startswith(self.name):
             return fn(*args)
-        return self._thread().submit(fn, *args).result()
+        return self._thread().submit(contextvars.copy_context().run, fn, *args).result()
 
     def _thread(self) -> ThreadPoolExecutor:
         with self._lock:

@@ -4,7 +4,7 @@ in-process, at 1, 8, 32 concurrent clients (`benchmarks.serve_latency`).
     kgmem bench serve [--sizes sample,100000] [--strategies dense,hybrid,hipporag_ppr]
                       [--clients 1,8,32] [--queries 40] [--serve-seconds 60]
                       [--serve-concurrency N] [--serve-workers CORES]
-                      [--serve-query-threads 1] [--json-out FILE]
+                      [--serve-query-threads auto] [--json-out FILE]
                       [--home DIR]
 
 `--queries` bounds the requests of each client level (and the in-process queries),
@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.table import Table
 
 from kgmem.cli.common import console, out
+from kgmem.cli.serve_cmd import query_threads_arg
 
 SERVE_STRATEGIES = ("dense", "hybrid", "hipporag_ppr")
 """What `--strategies all` measures here: the strategies the issue's targets name."""
@@ -41,9 +42,10 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--serve-query-threads",
-        type=int,
-        default=1,
-        help="the server's --query-threads (default 1, the server's default)",
+        type=query_threads_arg,
+        default=None,
+        metavar="N|auto",
+        help="the server's --query-threads (default auto, the server's default)",
     )
     serve.add_argument(
         "--serve-workers",
@@ -109,7 +111,7 @@ def served_table(rows: list) -> Table:  # list[ServedLevel]
     )
     headers = ("size", "strategy", "clients", "requests", "failed", "p50", "p95",
                "req/s", "in-proc p50", "in-proc p95", "p50 ratio", "p95 ratio",
-               "in-proc p50, 1 thread", "added p50")  # fmt: skip
+               "in-proc p50, server threads", "added p50")  # fmt: skip
     for column in headers:
         table.add_column(column, justify="left" if column in ("size", "strategy") else "right")
     for r in rows:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from kgmem.cli.common import add_home, console
 
 if TYPE_CHECKING:
+    from memory.serving.core_budget import CoreBudget
     from memory.serving.pool import SnapshotPool
 
 DEFAULT_PORT = 8765
@@ -72,11 +73,11 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--query-threads",
-        type=int,
-        default=1,
-        metavar="N",
-        help="BLAS and second-encoder threads of one query (default 1: concurrent "
-        "requests take the cores instead of each query's thread pools fighting over them)",
+        type=query_threads_arg,
+        default=None,
+        metavar="N|auto",
+        help="BLAS and second-encoder threads of one query (default auto: every core for "
+        "a query no other query of the server runs beside, one each otherwise)",
     )
     add_home(serve)
     return serve
@@ -91,8 +92,6 @@ def run(args: argparse.Namespace) -> int:
             f"--host {args.host} is not a loopback address: pass --token-file to require "
             "a bearer token, or bind 127.0.0.1"
         )
-    if args.query_threads < 1:
-        raise ValueError(f"--query-threads must be at least 1, got {args.query_threads}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     if args.workers < 1:
@@ -104,22 +103,26 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise ValueError(f"--concurrency must be at least 1, got {args.concurrency}")
 
+    from memory.serving.core_budget import CoreBudget
     from memory.serving.pool import SnapshotPool
     from memory.serving.process import limit_query_threads
 
     limit_query_threads(args.query_threads)
+    cores = CoreBudget.create() if args.query_threads is None else None
     pool = SnapshotPool(
         args.home, args.snapshot, args.collection, poll_s=args.poll, preload=args.workers == 1
     )
     try:
         if args.mcp == "stdio":
-            return serve_stdio(pool, args.concurrency)
-        return serve_http(pool, args, token)
+            return serve_stdio(pool, args.concurrency, cores)
+        return serve_http(pool, args, token, cores)
     finally:
         pool.close()
+        if cores is not None:
+            cores.remove()
 
 
-def serve_stdio(pool: SnapshotPool, concurrency: int) -> int:
+def serve_stdio(pool: SnapshotPool, concurrency: int, cores: CoreBudget | None) -> int:
     """MCP over stdin/stdout until the client closes it."""
     import anyio
 
@@ -127,12 +130,14 @@ def serve_stdio(pool: SnapshotPool, concurrency: int) -> int:
     from memory.serving.mcp_tools import memory_server
 
     pool.start_watching()
-    runner = MainThreadRunner(concurrency)
+    runner = MainThreadRunner(concurrency, cores)
     runner.serve(lambda: anyio.run(memory_server(pool, runner).run_stdio_async))
     return 0
 
 
-def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) -> int:
+def serve_http(
+    pool: SnapshotPool, args: argparse.Namespace, token: str | None, cores: CoreBudget | None
+) -> int:
     """The JSON API (and MCP at /mcp) on `args.host:args.port` until interrupted, in this
     process or in `args.workers` processes (`memory.serving.process`)."""
     import socket
@@ -154,11 +159,11 @@ def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) 
         soft_wrap=True,
     )
     if args.workers > 1:
-        return serve_workers(pool, args, sock)
+        return serve_workers(pool, args, sock, cores)
     from memory.serving.main_thread import MainThreadRunner
     from memory.serving.process import server_app
 
-    runner = MainThreadRunner(args.concurrency)
+    runner = MainThreadRunner(args.concurrency, cores)
     app = server_app(pool, token, runner, args.mcp == "http", args.host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
@@ -166,7 +171,9 @@ def serve_http(pool: SnapshotPool, args: argparse.Namespace, token: str | None) 
     return 0
 
 
-def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) -> int:
+def serve_workers(
+    pool: SnapshotPool, args: argparse.Namespace, sock: object, cores: CoreBudget | None
+) -> int:
     """`args.workers` processes on `sock`, under uvicorn's supervisor, each serving what
     `pool` resolved (a pinned snapshot stays the same snapshot in every worker)."""
     import uvicorn
@@ -181,6 +188,7 @@ def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) ->
         token_file=str(args.token_file.resolve()) if args.token_file else None,
         concurrency=args.concurrency,
         query_threads=args.query_threads,
+        core_budget=str(cores.path) if cores is not None else None,
         mcp_http=args.mcp == "http",
         host=args.host,
     ).to_environment()
@@ -194,6 +202,19 @@ def serve_workers(pool: SnapshotPool, args: argparse.Namespace, sock: object) ->
     )
     supervised_workers(config, sock).run()  # type: ignore[arg-type]
     return 0
+
+
+def query_threads_arg(value: str) -> int | None:
+    """`--query-threads`: "auto" (None) or a thread count of at least 1."""
+    if value == "auto":
+        return None
+    try:
+        threads = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or auto, got {value!r}") from None
+    if threads < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {threads}")
+    return threads
 
 
 def default_concurrency(workers: int) -> int:

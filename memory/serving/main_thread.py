@@ -23,6 +23,7 @@ that started finishes, and its slot is held until it does.
 from __future__ import annotations
 
 import asyncio
+import functools
 import queue
 import signal
 import threading
@@ -33,6 +34,8 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+
+from memory.serving.core_budget import CoreBudget
 
 T = TypeVar("T")
 
@@ -66,12 +69,13 @@ class _Job:
 
 class MainThreadRunner:
     """Runs a server's blocking work, at most `concurrency` pieces at once, on the main
-    thread first (while `serve` runs there) and on worker threads beyond it."""
+    thread first (while `serve` runs there) and on worker threads beyond it; with
+    `cores`, each piece under the threads the server's shared core budget gives it."""
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, cores: CoreBudget | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        self.concurrency = concurrency
+        self.concurrency, self.cores = concurrency, cores
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._serving = False
@@ -79,6 +83,8 @@ class MainThreadRunner:
 
     async def run(self, work: Callable[[], T]) -> T:
         """`work()`'s result (or its exception), computed off the event loop."""
+        if self.cores is not None:
+            work = functools.partial(_within, self.cores, work)
         async with self._limiter:
             if self._serving and not self._main_busy:
                 self._main_busy = True
@@ -133,3 +139,8 @@ class MainThreadRunner:
                 signal.signal(sig, handler)
         if failure:
             raise failure[0]
+
+
+def _within(cores: CoreBudget, work: Callable[[], T]) -> T:
+    with cores.share():
+        return work()

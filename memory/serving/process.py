@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from uvicorn.supervisors import multiprocess
 
+from memory.serving.core_budget import CoreBudget
 from memory.serving.main_thread import MainThreadRunner
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ class WorkerSettings:
     poll_s: float
     token_file: str | None
     concurrency: int
-    query_threads: int
+    query_threads: int | None
+    core_budget: str | None
     mcp_http: bool
     host: str
 
@@ -91,8 +93,11 @@ def supervised_workers(config: Config, sock: socket) -> multiprocess.Multiproces
 
 @functools.cache
 def worker_runner() -> MainThreadRunner:
-    """The runner of this worker process's queries, `WorkerSettings.concurrency` at once."""
-    return MainThreadRunner(WorkerSettings.from_environment().concurrency)
+    """The runner of this worker process's queries, `WorkerSettings.concurrency` at once,
+    under the server's core budget with `--query-threads auto`."""
+    settings = WorkerSettings.from_environment()
+    cores = CoreBudget(Path(settings.core_budget)) if settings.core_budget else None
+    return MainThreadRunner(settings.concurrency, cores)
 
 
 def worker_app() -> ASGIApp:
@@ -131,17 +136,23 @@ def server_app(
     return create_app(pool, ServeSettings(token), runner, mcp_app)
 
 
-def limit_query_threads(threads: int) -> None:
+def limit_query_threads(threads: int | None) -> None:
     """Hold OpenBLAS and the second encoder (`KGMEM_ENCODER_THREADS`, unless set) to
-    `threads` threads for the process's life. Measured on the sample (`kgmem bench
-    serve`, 2 cores): with each query's pools at their defaults, 8 concurrent `dense`
-    clients waited 9.3 s per query at the median against 0.47 s for one client, every
-    query's OpenBLAS pool spinning on the cores the others needed."""
+    `threads` threads for the process's life; with None (`--query-threads auto`),
+    OpenBLAS to one thread outside a query's share and the encoder at its default, since
+    each query sets both (`CoreBudget.share`). OpenBLAS's limit is the process's, so a
+    query's share ends by restoring it while another query may run: one thread is what
+    that query can keep. Measured on the sample (`kgmem bench serve`, 2 cores): with each
+    query's pools at their defaults, 8 concurrent `dense` clients waited 9.3 s per query
+    at the median against 0.47 s for one client, every query's OpenBLAS pool spinning on
+    the cores the others needed; with auto and OpenBLAS at its default between queries,
+    eight clients got 1.11x one client's throughput (sample) against 1.74x with one."""
     import numpy  # noqa: F401 - OpenBLAS loaded, so the limit reaches it
     from threadpoolctl import threadpool_limits
 
-    os.environ.setdefault("KGMEM_ENCODER_THREADS", str(threads))
-    threadpool_limits(limits=threads, user_api="blas")
+    if threads is not None:
+        os.environ.setdefault("KGMEM_ENCODER_THREADS", str(threads))
+    threadpool_limits(limits=threads or 1, user_api="blas")
 
 
 def read_token(path: Path) -> str:

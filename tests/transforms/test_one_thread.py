@@ -37,3 +37,16 @@ def test_an_error_reaches_the_caller() -> None:
 
     with pytest.raises(ValueError, match="bad batch"):
         OneThread("test-error").call(fails)
+
+
+def test_a_call_sees_the_callers_context_variables() -> None:
+    import contextvars
+
+    setting: contextvars.ContextVar[int | None] = contextvars.ContextVar("s", default=None)
+    runner = OneThread("test-context")
+    token = setting.set(3)
+    try:
+        assert runner.call(setting.get) == 3
+    finally:
+        setting.reset(token)
+    assert runner.call(setting.get) is None
