@@ -41,7 +41,9 @@ def test_garbage_is_collected_and_live_objects_are_frozen() -> None:
     assert gone() is not None, "the cycle outlives its last name until a collection"
     frozen = freeze_long_lived()
     assert gone() is None, "garbage was collected before the freeze"
-    assert frozen == gc.get_freeze_count() > 0
+    # Frozen objects only leave the permanent generation, when freed: a thread of an
+    # earlier test (anyio's idle workers end after 10 s) may free some in between.
+    assert 0 < gc.get_freeze_count() <= frozen
     assert not any(o is live for o in gc.get_objects()), "frozen: out of every generation"
 
 
