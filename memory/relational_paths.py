@@ -448,13 +448,10 @@ def _joins(
     f_pair = np.repeat(index, [len(rows) for _, rows in fronts])
     b_pair = np.repeat(index, [len(rows) for _, rows in backs])
     f, b = _meeting(front.ends()[f_rows], f_pair, back.ends()[b_rows], b_pair, n_entities)
-    ahead, behind = front.take(f_rows[f]), back.take(b_rows[b])
-    kept = _unshared(ahead.entities, behind.entities)
-    entities = np.hstack([ahead.entities[kept], behind.entities[kept][:, -2::-1]])
-    facts = np.hstack([ahead.facts[kept], behind.facts[kept][:, ::-1]])
+    joined, kept = _glued(front.take(f_rows[f]), back.take(b_rows[b]))
     bounds = np.searchsorted(f_pair[f[kept]], np.arange(len(pairs) + 1))
     return [
-        (p, PathArrays(entities[lo:hi], facts[lo:hi]))
+        (p, PathArrays(joined.entities[lo:hi], joined.facts[lo:hi]))
         for p, lo, hi in zip(pairs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
         if hi > lo
     ]
@@ -545,12 +542,18 @@ def _join(front: PathArrays, back: PathArrays) -> PathArrays:
         np.zeros(len(back), np.int64),
         0,
     )
-    ahead, behind = front.take(f), back.take(b)
+    return _glued(front.take(f), back.take(b))[0]
+
+
+def _glued(ahead: PathArrays, behind: PathArrays) -> tuple[PathArrays, np.ndarray]:
+    """Each forward half with the backward half beside it (same end), read on through the
+    backward one reversed, where the two share no other entity; and which pairs that kept."""
     kept = _unshared(ahead.entities, behind.entities)
-    return PathArrays(
+    glued = PathArrays(
         np.hstack([ahead.entities[kept], behind.entities[kept][:, -2::-1]]),
         np.hstack([ahead.facts[kept], behind.facts[kept][:, ::-1]]),
     )
+    return glued, kept
 
 
 def paths_from(graph: MemoryGraph, source: int, max_length: int, limit: int) -> Search:

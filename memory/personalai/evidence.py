@@ -222,7 +222,7 @@ def walked(
         kept_nodes = np.isin(nodes, reached)
         nodes, mass = nodes[kept_nodes], mass[kept_nodes]
     at, edges = row_entries(hypergraph.incidence, nodes)
-    first = hypergraph.n_hyperedges - len(personal.graph.segment_ids)  # episodes last
+    first = personal.first_episode
     episode = edges >= first
     walked_to, inverse = np.unique(edges[episode] - first, return_inverse=True)
     carried = np.bincount(inverse, weights=mass[at[episode]], minlength=len(walked_to))

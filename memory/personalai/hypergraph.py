@@ -445,10 +445,14 @@ class PersonalGraph:
             return np.ones(self.hypergraph.n_nodes)
         return self.specificity
 
+    @property
+    def first_episode(self) -> int:
+        """The hyperedge of segment 0's episode (episodes come last, one per segment)."""
+        return self.hypergraph.n_hyperedges - len(self.graph.segment_ids)
+
     def episode_members(self, segments: np.ndarray) -> sp.csr_matrix:
         """len(segments) x n_nodes: the members of each segment's episode."""
-        first = self.hypergraph.n_hyperedges - len(self.graph.segment_ids)
-        return self.hypergraph.members[first + np.asarray(segments, np.int64)]
+        return self.hypergraph.members[self.first_episode + np.asarray(segments, np.int64)]
 
     def name(self, node: int) -> str:
         """An entity's name, another node's id (`topic:…`, `phrase:…`, `session:…`)."""

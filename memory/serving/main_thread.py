@@ -75,7 +75,7 @@ class MainThreadRunner:
     def __init__(self, concurrency: int, cores: CoreBudget | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        self.concurrency, self.cores = concurrency, cores
+        self.cores = cores
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._serving = False

@@ -84,6 +84,7 @@ from memory.passage_links import PassageLinks, named_nodes, passage_links, seed_
 from memory.relational_paths import PathTrees, RelationalPath, Search, reading_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
+from memory.top import top_positions
 from memory.traversal import blended
 
 FLAT_ANCHORS = 3
@@ -306,8 +307,8 @@ class _Credits:
 
 
 HEAVIEST_POOL = 512
-"""Credits sorted first when looking for the heaviest paths (all of them tied at the
-pool's lightest mass included); the rest are sorted only if the pool holds too few paths."""
+"""Credits sorted first when looking for the heaviest paths; the rest are sorted only if
+these hold too few paths."""
 
 
 def _heaviest_first(
@@ -315,22 +316,20 @@ def _heaviest_first(
 ) -> list[int]:
     """Of `credits`, the first one of each of the `count` heaviest paths (`path`: each
     credit's), in the order of a stable sort of all `credits` by mass descending.
-    The heaviest `HEAVIEST_POOL` credits (ties included) are a prefix of that sort, so it
-    is sorted alone unless it holds fewer than `count` paths: at 100k facts a query has
-    ~10^4 credits of joined paths, sorted whole for 10 paths before."""
-    pool = credits
-    if len(credits) > HEAVIEST_POOL:
-        lightest = np.partition(mass[credits], len(credits) - HEAVIEST_POOL)[-HEAVIEST_POOL]
-        pool = credits[mass[credits] >= lightest]
-    while True:
-        first: dict[int, int] = {}
-        for credit in pool[np.argsort(-mass[pool], kind="stable")].tolist():
+    The heaviest `HEAVIEST_POOL` credits (`memory.top.top_positions`) are a prefix of that
+    sort, so they are sorted alone unless they hold fewer than `count` paths: at 100k facts
+    a query has ~10^4 credits of joined paths, sorted whole for 10 paths before."""
+    weights = mass[credits]
+    first: dict[int, int] = {}
+    for order in (top_positions(weights, HEAVIEST_POOL), np.argsort(-weights, kind="stable")):
+        first = {}
+        for credit in credits[order].tolist():
             first.setdefault(int(path[credit]), credit)
             if len(first) == count:
                 return list(first.values())
-        if len(pool) == len(credits):
-            return list(first.values())
-        pool = credits
+        if len(order) == len(credits):
+            break
+    return list(first.values())
 
 
 def _name(links: PassageLinks, graph: MemoryGraph, vertex: int) -> str:
