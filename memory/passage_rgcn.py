@@ -67,20 +67,29 @@ class PassageRGCN:
         """The segments reached after `layers` layers h <- h + M h from the entries
         `values` at the distinct positions `seeds` (over [segments | nodes]), in position
         order, and their scores. Each layer spreads only the entries it has reached whose
-        value is at least `threshold` (0: all of them, the exact layers), and no dense
-        vector over the graph is scanned (at 1M facts one pass over the 1M positions
-        costs ~1 ms)."""
-        x = np.zeros(self.spread.shape[0])
-        x[seeds] = values
-        active = np.unique(seeds)
-        for _ in range(layers):
-            nxt = x.copy()
-            spreading = active[x[active] >= threshold] if threshold > 0 else active
-            reached = add_rows(self.spread, spreading, x[spreading], nxt)
-            x = nxt
-            active = np.union1d(active, reached)
-        segments = active[active < self.n_segments]
-        return segments, x[segments]
+        value is at least `threshold` (0: all of them, the exact layers), in position
+        order.
+
+        A layer adds into h in place: the values it spreads are gathered before it adds
+        anything, so h + M h comes out as it would into a copy, bit for bit. The entries
+        reached are marked in a mask over the positions and read back in position order
+        (one pass over the mask a layer) rather than merged as sorted sets: at 100k facts
+        (82k positions, ~10-20k entries reached by the second layer) the merges' hashing
+        took ~0.75 ms of the ~0.8 ms a query, against ~0.07 ms for the whole of it now;
+        at 1M facts a pass over the mask costs ~0.3 ms."""
+        h = np.zeros(self.spread.shape[0])
+        h[seeds] = values
+        reached = np.zeros(len(h), bool)
+        reached[seeds] = True
+        spreading = np.sort(seeds)
+        for layer in range(layers):
+            if threshold > 0:
+                spreading = spreading[h[spreading] >= threshold]
+            reached[add_rows(self.spread, spreading, h[spreading], h)] = True
+            if layer + 1 < layers:
+                spreading = np.flatnonzero(reached)
+        segments = np.flatnonzero(reached[: self.n_segments])
+        return segments, h[segments]
 
 
 def passage_rgcn(view: SnapshotView, query: QueryContext) -> PassageRGCN:
