@@ -43,7 +43,10 @@ split, first 200 questions, turn R@10; `hybrid` 66.2 there):
 - budget: the paper takes ⌊K/3⌋ per bank because its banks hold different objects; here
   every bank yields segments, so an equal split would return fewer than K segments. Each
   bank contributes its top K by default; option "bank_budget": "split" restores ⌊K/3⌋
-  (at least 1);
+  (at least 1). K is the k first asked (`QueryContext.depth`), as for the flat prior's
+  candidates: not the fetch `Memory.query` doubles when k segments fill fewer than k
+  passages, which searched 2k entities and gave the widened ask another ranking (and
+  another first k) than the first;
 - score scales (log mass, BM25 and cosine are not comparable): each bank's scores are
   min-max scaled over its list for the query and one mean gap below it, so every bank's
   top item scores 1, a segment absent from its top list 0 (Algorithm 2, lines 8–10) and
@@ -69,6 +72,7 @@ layers, default 2), "flat_share" (`memory.traversal.blended`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,7 +86,7 @@ from memory.linking import beside
 from memory.passage_rgcn import LAYERS, SPREAD_THRESHOLD, passage_rgcn
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from memory.strategies.hybrid import hybrid_signals, kept_recent
+from memory.strategies.hybrid import candidate_pool, hybrid_signals, kept_recent
 from memory.top import top_positions
 from memory.traversal import blended
 
@@ -164,10 +168,7 @@ def start_banks(
         raw = {"contextual": signals["bm25"][:budget], "semantic": signals["dense"][:budget]}
         banks = Banks(raw=raw, normalised={}, missing=missing)
         if in_memory is not None:
-            distance = kept_recent(  # Memory.query's widened second ask (2k) reads it again
-                view, "kgermar_structure_distances", query.text, lambda: in_memory.distances(vector)
-            )
-            banks.entities = in_memory.nearest(vector, k, distance)
+            banks.entities = in_memory.nearest(vector, k)
         elif entities is not None:
             banks.entities = entities.result()
         raw["structural"] = _structural_segments(view, query, banks, max(budget, CANDIDATES))
@@ -188,8 +189,33 @@ def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, 
 
 
 def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
-    budget = bank_budget(query.k, query.options)
-    entity_k = int(query.options.get("entity_k", query.k))
+    """The fused ranking for the k first asked (`QueryContext.depth`), cut at the query's
+    k: the bank budget and the entities searched follow that k, not the fetch
+    `Memory.query` widens to fill k passages, so the widened ask reads the ranking kept
+    for the query (`kept_recent`) instead of searching 2k entities and running the
+    layers again, and its first k hits are the first ask's."""
+    depth = query.depth or query.k
+    budget = bank_budget(depth, query.options)
+    entity_k = int(query.options.get("entity_k", depth))
+    key = (
+        query.text,
+        budget,
+        entity_k,
+        candidate_pool(query),
+        json.dumps(query.options, sort_keys=True, default=str),
+        *query.fact_filter,
+    )
+    fused, explanation = kept_recent(
+        view, "kgermar_rankings", key, lambda: _ranked(view, query, depth, budget, entity_k)
+    )
+    return Ranking([(s, round(score, 6)) for s, score in fused[: query.k]], explanation)
+
+
+def _ranked(
+    view: SnapshotView, query: QueryContext, depth: int, budget: int, entity_k: int
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """The banks fused (the first max(`depth`, `CANDIDATES`)) and blended with the flat
+    prior, every candidate best first, and the explanation."""
     pending = start_banks(view, query, budget, entity_k)
     prior = flat_prior(view, query)
     banks = pending()
@@ -220,11 +246,11 @@ def kgermar_fusion(view: SnapshotView, query: QueryContext) -> Ranking:
             "prior's segments alone"
         )
     explanation["flat"] = prior.summary()
-    own = fuse(banks, used, max(query.k, CANDIDATES))
+    own = fuse(banks, used, max(depth, CANDIDATES))
     explanation["fused_banks"] = [[s, round(score, 4)] for s, score in own[:SHOWN]]
     fused, shares = blended(view, query, prior, own, "kgermar_fusion")
     explanation["flat_share"] = shares
-    return Ranking([(s, round(score, 6)) for s, score in fused[: query.k]], explanation)
+    return fused, explanation
 
 
 def _name(graph: MemoryGraph, entity: str) -> str:
@@ -252,21 +278,15 @@ class StructureRows:
     norms: np.ndarray
     """Each row's squared length."""
 
-    def nearest(
-        self, vector: np.ndarray, k: int, distance: np.ndarray | None = None
-    ) -> list[tuple[str, float]]:
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The `k` rows nearest to `vector` by squared L2 distance, as LanceDB's exact
         search ranks them (ties by row), with the cosine 1 - d/2 it reports for unit
-        vectors; `distance`: `distances(vector)` where already computed."""
-        distance = self.distances(vector) if distance is None else distance
+        vectors. The distances are |x|^2 - 2 x.q + |q|^2 by one product, equal to
+        LanceDB's up to float32 rounding."""
+        query = np.asarray(vector, np.float32)
+        distance = self.norms - 2.0 * (self.vectors @ query) + np.float32(query @ query)
         top = top_positions(-distance, k)
         return [(self.entity_ids[i], round(1.0 - float(distance[i]) / 2.0, 6)) for i in top]
-
-    def distances(self, vector: np.ndarray) -> np.ndarray:
-        """Every row's squared L2 distance to `vector`: |x|^2 - 2 x.q + |q|^2 by one
-        product, equal to LanceDB's distance up to float32 rounding."""
-        query = np.asarray(vector, np.float32)
-        return self.norms - 2.0 * (self.vectors @ query) + np.float32(query @ query)
 
 
 def _structure_rows(view: SnapshotView, table: Any) -> StructureRows | None:
@@ -342,10 +362,10 @@ def _structural_segments(
     reached, scores = rgcn.propagate(positions, values, layers, threshold)
     kept = view.retrievable_segments[reached] & (scores > 0)
     reached, scores = reached[kept], scores[kept]
+    top = top_positions(scores, budget)
     ids = view.node_names.segment_ids
-    return [
-        (ids[reached[i]], round(float(np.log(scores[i])), 9)) for i in top_positions(scores, budget)
-    ]
+    logs = np.log(scores[top]).tolist()  # one pass: the same bits as per entry
+    return [(ids[p], round(v, 9)) for p, v in zip(reached[top].tolist(), logs, strict=True)]
 
 
 def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:

@@ -283,29 +283,33 @@ def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
     graph_memory.close()
 
 
-def test_a_widened_ask_reads_the_structure_distances_kept_for_its_question(
+def test_a_widened_ask_reads_the_ranking_kept_for_its_question(
     graph_memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The structure rows are multiplied with a question once: the second ask of the same
-    question at 2k (as `Memory.query` widens) reads the kept distances, and finds the
-    entities a fresh search at 2k finds."""
+    question at 2k (as `Memory.query` widens, the k first asked kept as its depth) reads
+    the kept ranking, whose banks searched the entities of the k first asked."""
+    from memory.graph import graph_of
     from memory.snapshot_view import QueryContext
     from memory.strategies import kgermar_fusion as kgermar
 
     view = graph_memory._view
     rows = kgermar._structure_rows(view, view.table("structure"))
-    products: list[int] = []
-    original = kgermar.StructureRows.distances
+    searches: list[int] = []
+    original = kgermar.StructureRows.nearest
     monkeypatch.setattr(
         kgermar.StructureRows,
-        "distances",
-        lambda self, vector: products.append(1) or original(self, vector),
+        "nearest",
+        lambda self, vector, k: searches.append(k) or original(self, vector, k),
     )
     text = QUESTIONS[0]["question"]
-    for k in (5, 10):
-        banks = kgermar.retrieve_banks(view, QueryContext(text, k), k)
-        assert banks.entities == rows.nearest(view.embed_query(text), k)
-    assert len(products) == 1 + 2  # the strategy's once, and the two fresh searches above
+    first = kgermar.kgermar_fusion(view, QueryContext(text, 5, depth=5))
+    widened = kgermar.kgermar_fusion(view, QueryContext(text, 10, depth=5))
+    assert searches == [5] and widened.scored[:5] == first.scored
+    want = rows.nearest(view.embed_query(text), 5)
+    assert first.explanation["structural_entities"] == [
+        [kgermar._name(graph_of(view, QueryContext(text, 5)), e), round(s, 4)] for e, s in want
+    ]
     graph_memory.close()
 
 
