@@ -384,16 +384,36 @@ def node_similarity(subgraph: QuerySubgraph, similarity: np.ndarray) -> np.ndarr
     thousands of turns next to nothing). Eq. 1's seeds and weights then treat it as an
     entity whose description is its segments."""
     result = np.array(similarity, dtype=np.float64)
-    kinds = subgraph.kinds
-    nodes, segments = np.flatnonzero(kinds == NODE), np.flatnonzero(kinds == SEGMENT)
-    if not len(nodes):
+    n_nodes = len(subgraph.nodes)
+    if not n_nodes:
         return result
-    links = subgraph.adjacency[nodes][:, segments]
-    linked = np.asarray(links.sum(axis=1)).ravel()
-    total = links @ np.maximum(result[segments], 0.0)
-    mean = np.divide(total, linked, out=np.zeros(len(nodes)), where=linked > 0)
+    linked, total = _segment_sums(subgraph, np.maximum(result, 0.0))
+    mean = np.divide(total, linked, out=np.zeros(n_nodes), where=linked > 0)
+    nodes = np.arange(subgraph.size - n_nodes, subgraph.size)
     result[nodes] = subgraph.specificity[nodes] * mean
     return result
+
+
+def _segment_sums(subgraph: QuerySubgraph, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node of G_q (its last rows), the summed weights of its edges to segments and
+    their sum weighted by `values` (per local node): `links.sum(axis=1)` and `links @
+    values[segments]` of `links = adjacency[nodes][:, segments]`, bit for bit (each row's
+    entries added from 0 in stored order, as scipy's product adds them), read from the
+    node rows' CSR arrays instead of two scipy selections (~0.15 ms each a query)."""
+    adjacency = subgraph.adjacency
+    first = subgraph.size - len(subgraph.nodes)
+    low = len(subgraph.entities)
+    high = low + len(subgraph.segments)
+    start, stop = adjacency.indptr[first], adjacency.indptr[-1]
+    columns = adjacency.indices[start:stop]
+    weights = adjacency.data[start:stop]
+    rows = np.repeat(np.arange(len(subgraph.nodes)), np.diff(adjacency.indptr[first:]))
+    to_segment = (columns >= low) & (columns < high)
+    rows, columns, weights = rows[to_segment], columns[to_segment], weights[to_segment]
+    size = len(subgraph.nodes)
+    linked = np.bincount(rows, weights=weights, minlength=size)
+    total = np.bincount(rows, weights=weights * values[columns], minlength=size)
+    return linked, total
 
 
 def edge_weights(subgraph: QuerySubgraph, similarity: np.ndarray) -> sp.csr_matrix:
