@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.csr import ranges
 from memory.personalai.hypergraph import Hypergraph, smallest_first
 from memory.personalai.traversal import Step, Traversal
 
@@ -62,26 +63,40 @@ class AStarParams:
 
 class Expansions:
     """What expanding a node yields, kept for one query's searches: the node's neighbours
-    and their heuristic towards each target, and the per-node state of the search under
+    and their heuristic towards the targets, and the per-node state of the search under
     way. The searches between every pair of linked nodes expand the same nodes again and
     again (the linked nodes and the hubs near them), and neighbourhoods overlap, so each
-    node's vector is multiplied with the targets' once a query, when first met, by an
-    `einsum` (not BLAS: the same bits in whatever batch). The per-node arrays start as
-    zeros (allocated untouched) and hold a value only where `stamp` (`ball`) is the number
-    of the search (the layers) under way, so a search starts without clearing a
-    whole-graph array."""
+    node's neighbour list is read once a query (into one growing array, `spans`) and its
+    vector multiplied with a target's once a query, by an `einsum` (not BLAS: the same
+    bits in whatever batch). The per-node arrays start as zeros (allocated untouched) and
+    hold a value only where `stamp` (`ball`) is the number of the search (the layers)
+    under way, so a search starts without clearing a whole-graph array."""
 
     def __init__(self, hypergraph: Hypergraph, targets: Sequence[int]) -> None:
         self._hypergraph = hypergraph
         self._column = {int(t): i for i, t in enumerate(dict.fromkeys(targets))}
-        self._goals = hypergraph.node_vectors_of(list(self._column))
-        self._neighbours: dict[int, np.ndarray] = {}
         n_nodes = hypergraph.n_nodes
-        self._heuristic = np.zeros((len(self._column), n_nodes), np.float32)
-        """Per target, h of every node towards it (where `_known`): a row per target, so
-        one target's values of many nodes are a gather from one contiguous row."""
-        self._known = np.zeros(n_nodes, bool)
         self._n_vectors = len(hypergraph.node_vectors)
+        columns = np.fromiter(self._column, np.int64, len(self._column))
+        held = columns < self._n_vectors
+        self._slot = np.where(held, np.cumsum(held) - 1, -1)
+        """Per column, its target's row of `_goals`; -1 for a target without a vector
+        (h = 1/2 from every node towards it, nothing to multiply)."""
+        self._goals = np.asarray(hypergraph.node_vectors[columns[held]], np.float32)
+        self._heuristic = np.zeros((self._n_vectors, len(self._goals)), np.float32)
+        """Per node with a vector, its h towards each target with one (a row per node:
+        a node's products are written at once, a layer's rows gathered at once)."""
+        self._known = np.zeros(self._n_vectors, np.int64)
+        """Per node with a vector, how many of the last goals its row holds: the searches
+        from the linked node i go to the nodes after it, so a row computed for them holds
+        every goal a later start needs."""
+        self._listed = np.zeros(n_nodes, bool)
+        self._first = np.zeros(n_nodes, np.int64)
+        self._count = np.zeros(n_nodes, np.int64)
+        self.neighbours = np.zeros(1_024, np.int64)
+        """Every neighbour list read so far, back to back (node u's: `_count[u]` entries
+        from `_first[u]`, where `_listed[u]`)."""
+        self._used = 0
         self.stamp = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that pushed it."""
         self.ball = np.zeros(n_nodes, np.int64)
@@ -99,39 +114,91 @@ class Expansions:
         return neighbours, self.heuristic(neighbours, target)
 
     def neighbour_lists(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        """Each node's neighbours, most recently met first; those not met yet this query
-        read off the hypergraph in one batch (`Hypergraph.neighbours_of`)."""
-        missing = [node for node in dict.fromkeys(nodes) if node not in self._neighbours]
-        if missing:
-            self._neighbours.update(
-                zip(missing, self._hypergraph.neighbours_of(missing), strict=True)
-            )
-        return [self._neighbours[node] for node in nodes]
+        """Each node's neighbours, most recently met first (`spans`)."""
+        first, count = self.spans(np.asarray(nodes, np.int64))
+        ends = (first + count).tolist()
+        return [self.neighbours[f:e] for f, e in zip(first.tolist(), ends, strict=True)]
+
+    def spans(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each node's neighbour list lies in `neighbours` (first entry, count); the
+        lists not read yet this query read off the hypergraph in one batch
+        (`Hypergraph.neighbour_rows`) and appended."""
+        missing = nodes[~self._listed[nodes]]
+        if len(missing):
+            missing = np.unique(missing)
+            members, counts = self._hypergraph.neighbour_rows(missing)
+            needed = self._used + len(members)
+            if needed > len(self.neighbours):
+                grown = np.empty(max(needed, 2 * len(self.neighbours)), np.int64)
+                grown[: self._used] = self.neighbours[: self._used]
+                self.neighbours = grown
+            self.neighbours[self._used : needed] = members
+            self._first[missing] = self._used + np.cumsum(counts) - counts
+            self._count[missing] = counts
+            self._listed[missing] = True
+            self._used = needed
+        return self._first[nodes], self._count[nodes]
 
     def heuristic(self, nodes: np.ndarray, target: int) -> np.ndarray:
-        """h of `nodes` (distinct) towards `target`; a node's row of products with every
-        target is computed when first asked for."""
-        self._know(nodes)
-        return self._heuristic[self._column[target]][nodes]
+        """h of `nodes` (distinct) towards `target`."""
+        return self.heuristics(nodes, np.array([self._column[target]]))[0]
 
-    def heuristics(self, nodes: np.ndarray) -> np.ndarray:
-        """h of `nodes` (distinct) towards every target, a row per target (`column`)."""
-        self._know(nodes)
-        return self._heuristic[:, nodes]
+    def heuristics(self, nodes: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """h of `nodes` (distinct) towards the targets of `columns` (`column`), a row per
+        column; a node's products with the goals a search from here on can need are
+        computed when first asked for."""
+        slots = self._slot[columns]
+        found = np.full((len(columns), len(nodes)), NO_VECTOR_H, np.float32)
+        towards = np.flatnonzero(slots >= 0)
+        if not len(towards):
+            return found
+        held = np.flatnonzero(nodes < self._n_vectors)
+        if not len(held):
+            return found
+        vectored = nodes[held] if len(held) < len(nodes) else nodes
+        self._know(vectored, int(slots[towards].min()))
+        rows = self._heuristic[vectored][:, slots[towards]].T
+        if len(towards) == len(columns) and len(held) == len(nodes):
+            return np.ascontiguousarray(rows)
+        found[np.ix_(towards, held)] = rows
+        return found
 
     def column(self, target: int) -> int:
         """The row of `target` in `heuristics`."""
         return self._column[target]
 
-    def _know(self, nodes: np.ndarray) -> None:
-        new = nodes[~self._known[nodes]]
+    def slots(self, targets: np.ndarray) -> np.ndarray:
+        """Per target, its goal (`layer_heuristics`), -1 for a target without a vector."""
+        return self._slot[[self._column[int(t)] for t in targets]]
+
+    def layer_heuristics(self, nodes: np.ndarray, slots: np.ndarray, shared: bool) -> np.ndarray:
+        """h of `nodes` (ascending) towards the goals `slots`, a row per goal, and a last
+        row of 1/2 where `shared` (towards the targets without a vector)."""
+        found = np.empty((len(slots) + shared, len(nodes)), np.float32)
+        held = int(np.searchsorted(nodes, self._n_vectors))
+        found[:, held:] = NO_VECTOR_H
+        if shared:
+            found[-1] = NO_VECTOR_H
+        if held and len(slots):
+            vectored = nodes[:held]
+            self._know(vectored, int(slots.min()))
+            found[: len(slots), :held] = self._heuristic[vectored][:, slots].T
+        return found
+
+    def _know(self, nodes: np.ndarray, slot: int) -> None:
+        """Have the rows of `nodes` (with vectors) hold the goals from `slot` on."""
+        wanted = len(self._goals) - slot
+        new = nodes[self._known[nodes] < wanted]
         if len(new):
-            self._known[new] = True
-            held = new < self._n_vectors
-            self._heuristic[:, new[~held]] = NO_VECTOR_H
-            new = new[held]
-            products = np.einsum("ij,kj->ik", self._hypergraph.node_vectors[new], self._goals)
-            self._heuristic[:, new] = np.clip((1.0 - products) / 2.0, 0.0, 1.0).T
+            self._known[new] = wanted
+            vectors = self._hypergraph.node_vectors[new]
+            products = np.einsum("ij,kj->ik", vectors, self._goals[slot:])
+            self._heuristic[new, slot:] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
+
+
+Found = tuple[list[int] | None, int, list[np.ndarray]]
+"""(nodes of a cheapest start..target path or None, expansions, the expanded nodes in
+parts)."""
 
 
 def shortest_path(
@@ -142,13 +209,43 @@ def shortest_path(
     expansions: Expansions | None = None,
     layers: Layers | None = None,
 ) -> tuple[list[int] | None, int, set[int]]:
-    """(nodes of a cheapest start..target path or None, expansions, expanded nodes): the
-    search by depths over the `layers` around `start` (shared by the searches from it), or
-    by a heap where a node at h = 1 makes their orders differ."""
+    """(nodes of a cheapest start..target path or None, expansions, expanded nodes)."""
     expansions = expansions or Expansions(hypergraph, [target])
     layers = layers or Layers(start, expansions)
     found = _by_depths(target, params, expansions, layers)
     return found if found is not None else _by_heap(start, target, params, expansions)
+
+
+def _by_depths(
+    target: int, params: AStarParams, expansions: Expansions, layers: Layers
+) -> tuple[list[int] | None, int, set[int]] | None:
+    """The search to one target by depths (`_all_by_depths`); None where the heap search
+    must run."""
+    (found,) = _all_by_depths(np.array([target], np.int64), params, expansions, layers)
+    return None if found is None else (found[0], found[1], _union(found[2]))
+
+
+def shortest_paths(
+    start: int,
+    targets: Sequence[int],
+    params: AStarParams,
+    expansions: Expansions,
+    layers: Layers | None = None,
+) -> list[Found]:
+    """The searches from `start` to each of `targets` (distinct): by depths, all of
+    them at once over the `layers` around `start`, or by a heap for a target where a node
+    at h = 1 makes their orders differ."""
+    layers = layers or Layers(start, expansions)
+    found = _all_by_depths(np.asarray(targets, np.int64), params, expansions, layers)
+    return [
+        each if each is not None else _heap_found(start, int(target), params, expansions)
+        for target, each in zip(targets, found, strict=True)
+    ]
+
+
+def _heap_found(start: int, target: int, params: AStarParams, expansions: Expansions) -> Found:
+    path, expanded, closed = _by_heap(start, target, params, expansions)
+    return path, expanded, [np.fromiter(closed, np.int64, len(closed))]
 
 
 class Layers:
@@ -172,9 +269,6 @@ class Layers:
         self._expansions = expansions
         expansions.ball[start] = self._number
         self.nodes = [np.array([start], np.int64)]
-        self.heuristics = [expansions.heuristics(self.nodes[0])]
-        """Per layer, its nodes' h towards every target (`Expansions.heuristics`): read
-        once per layer, not once per search."""
         self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = [
             (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
         ]
@@ -193,27 +287,41 @@ class Layers:
     def _grow(self) -> None:
         expansions = self._expansions
         parents = self.nodes[-1]
-        lists = expansions.neighbour_lists(parents.tolist())
-        lengths = np.array([len(found) for found in lists], np.int64)
-        met = np.concatenate(lists) if lists else np.zeros(0, np.int64)
-        owner = np.repeat(np.arange(len(parents)), lengths)
-        position = np.arange(len(met)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        first, lengths = expansions.spans(parents)
+        met = expansions.neighbours[ranges(first, lengths)]
+        ends = np.cumsum(lengths)
         fresh = np.flatnonzero(expansions.ball[met] != self._number)
-        by_node = fresh[np.argsort(met[fresh], kind="stable")]
-        met, owner, position = met[by_node], owner[by_node], position[by_node]
+        by_node = fresh[_stable_order(met[fresh], self._expansions.ball.size)]
+        owner = np.searchsorted(ends, by_node, side="right")
+        position = by_node - (ends - lengths)[owner]
+        met = met[by_node]
         starts = np.flatnonzero(np.r_[True, met[1:] != met[:-1]]) if len(met) else met
         nodes = met[starts]
         expansions.ball[nodes] = self._number
         width = int(lengths.max()) + 1 if len(lengths) else 1
         self.nodes.append(nodes)
-        self.heuristics.append(expansions.heuristics(nodes))
         self._edges.append((owner, position, starts, width))
 
 
-def _by_depths(
-    target: int, params: AStarParams, expansions: Expansions, layers: Layers
-) -> tuple[list[int] | None, int, set[int]] | None:
-    """The search a depth at a time; None where a node at h = 1 could be popped.
+def _stable_order(values: np.ndarray, bound: int) -> np.ndarray:
+    """`np.argsort(values, kind="stable")` for ints in [0, bound): values and positions
+    sorted as one int64 key (distinct keys: any sort is stable), where they fit."""
+    size = len(values)
+    if not size or bound * size >= 1 << 62:
+        return np.argsort(values, kind="stable")
+    ordered = np.sort(values * size + np.arange(size))
+    return ordered % size
+
+
+ONE_BITS = int(np.float32(1.0).view(np.int32))
+"""The bits of h = 1 (a float32 in [0, 1] orders as its bits read as an int)."""
+
+
+def _all_by_depths(
+    targets: np.ndarray, params: AStarParams, expansions: Expansions, layers: Layers
+) -> list[Found | None]:
+    """The searches to every target a depth at a time, all together; None for a target
+    where a node at h = 1 could be popped.
 
     Every push from a node at depth g is at depth g + 1 with f in [g + 1, g + 2], so the
     heap pops depth by depth, and within a depth by h, then push order (f = g + h rises
@@ -226,61 +334,183 @@ def _by_depths(
     more pop past the budget ends the search. The exception: a node at h = 1 (its vector
     opposite the target's) has f = g + 1, equal to a next-depth push at h = 0, which the
     heap pops first; then None is returned and the heap search runs
-    (`tests/memory/test_frontier_differential.py` checks both against the loop)."""
-    nodes, heuristic = layers.nodes[0], np.zeros(1)
-    ranks = [np.zeros(1, np.int64)]
-    """Per depth popped whole, each layer node's pop rank (the parents' order below)."""
-    expanded: list[np.ndarray] = []
+    (`tests/memory/test_frontier_differential.py` checks both against the loop).
+
+    Until a search finds its target it pops whole layers, the same for every target, so
+    all of them advance together, a row of arrays per target (`_Depth`). The targets
+    without a vector share one row: h is 1/2 from every node towards each of them (but
+    itself, at 0, popped first where it lies), so their searches order every layer alike,
+    by first entry alone."""
+    found: list[Found | None] = [None] * len(targets)
+    slots = expansions.slots(targets)
+    vectored = np.flatnonzero(slots >= 0)
+    row_of = np.full(len(targets), len(vectored), np.int64)
+    row_of[vectored] = np.arange(len(vectored))
+    n_rows = len(vectored) + int(len(vectored) < len(targets))
+    waiting = np.arange(len(targets))
+    nodes, entries = layers.layer(0)
+    previous = np.zeros((n_rows, 1), np.int64)
+    ranks: list[np.ndarray] = []
+    """Per depth popped whole, each row's pop rank of each of its nodes."""
+    parts: list[np.ndarray] = []
     count = 0
-    while len(nodes):
+    while True:
+        depth = len(ranks)
         room = params.max_passed_nodes - count
-        popped = nodes[: room + 1]
-        if heuristic[len(popped) - 1] == 1.0:
+        rows = np.unique(row_of[waiting])
+        if depth:
+            heuristic = expansions.layer_heuristics(
+                nodes, slots[vectored[rows[rows < len(vectored)]]], rows[-1] == len(vectored)
+            )
+        else:
+            heuristic = np.zeros((len(rows), 1), np.float32)
+        wanted = targets[waiting]
+        at = np.minimum(np.searchsorted(nodes, wanted), len(nodes) - 1)
+        present = nodes[at] == wanted
+        local = np.searchsorted(rows, row_of[waiting])
+        own = present & (row_of[waiting] < len(vectored))
+        heuristic[local[own], at[own]] = 0.0  # the target's own h
+        here = _Depth(nodes, entries, heuristic, previous[rows], min(len(nodes), room + 1))
+        ending = len(nodes) > room or depth >= params.max_depth
+        resolved = np.zeros(len(waiting), bool)
+        for i in np.flatnonzero(present | here.opposite[local] | ending).tolist():
+            index, row = int(waiting[i]), int(local[i])
+            resolved[i] = True
+            if here.opposite[row]:
+                continue  # left to the heap search
+            position = here.position(row, int(at[i]), bool(own[i])) if present[i] else None
+            if position is not None:
+                before = here.first_pops(row, position)
+                walked = [rank[row_of[index]] for rank in ranks]
+                path = _walk_back(layers, walked, depth, int(targets[index]))
+                found[index] = (path, count + position, [*parts, before])
+            else:  # ending: a depth the budget cuts before the target ends too
+                popped = here.first_pops(row, min(len(nodes), room))
+                found[index] = (None, count + min(len(nodes), room), [*parts, popped])
+        waiting = waiting[~resolved]
+        if not len(waiting):
+            return found
+        count += len(nodes)
+        parts.append(nodes)
+        previous = np.empty((n_rows, len(nodes)), np.int64)
+        previous[rows] = here.ranks()
+        ranks.append(previous)
+        nodes, entries = layers.layer(depth + 1)
+        if not len(nodes):
+            for index in waiting.tolist():
+                found[index] = (None, count, list(parts))
+            return found
+
+
+class _Depth:
+    """One depth of the searches by depths, a row per search (target): its nodes' h
+    (`bits`: the float32's bits, which order as h does) and first entries (each the
+    smallest (parent's pop rank, position) among its entries: `Layers`), and the first
+    `pops` of each row's order by (h, first entry).
+
+    A depth that pops whole needs every row's full order (the ranks the next depth's first
+    entries read); one the budget cuts needs only which nodes come first. There h decides
+    all but ties: the `pops`-th smallest h (one partition) has every node below it popped
+    before it; where that h is one node's alone, it is the last pop and no first entry
+    is read. Ties (the targets without a vector: h = 1/2 everywhere) order by first
+    entries, computed for that row alone."""
+
+    def __init__(
+        self,
+        nodes: np.ndarray,
+        entries: tuple[np.ndarray, np.ndarray, np.ndarray, int],
+        heuristic: np.ndarray,
+        previous: np.ndarray,
+        pops: int,
+    ) -> None:
+        self._entries = entries
+        self._previous = previous
+        self._pops = pops
+        self.nodes = nodes
+        self.bits = (heuristic + np.float32(0.0)).view(np.int32)  # -0.0 as 0.0
+        self._whole = pops == len(nodes)
+        self._keys: dict[int, np.ndarray] = {}
+        if self._whole:
+            self._order: np.ndarray | None = None
+            self._key = _keys(self.bits, self._firsts(previous))
+            self._order = np.argsort(self._key, axis=1)
+            last = self._key[np.arange(len(self._key)), self._order[:, -1]]
+            self.opposite = (last >> 32) == ONE_BITS
+        else:
+            self._kth = np.partition(self.bits, pops - 1, axis=1)[:, pops - 1]
+            self._single = (self.bits == self._kth[:, None]).sum(axis=1) == 1
+            self.opposite = self._kth == ONE_BITS
+
+    def _firsts(self, previous: np.ndarray) -> np.ndarray:
+        owner, position, starts, width = self._entries
+        return np.minimum.reduceat(previous[:, owner] * width + position, starts, axis=1)
+
+    def key(self, row: int) -> np.ndarray:
+        """Row `row`'s (h, first entry) keys (`_keys`)."""
+        if self._whole:
+            return self._key[row]
+        if row not in self._keys:
+            first = self._firsts(self._previous[row : row + 1])
+            self._keys[row] = _keys(self.bits[row : row + 1], first)[0]
+        return self._keys[row]
+
+    def position(self, row: int, at: int, own: bool) -> int | None:
+        """The pop position of the target at `at` in the row, None where the budget cuts
+        the depth before it. At h = 0 (its own row), it is first unless another node has
+        a vector equal to its."""
+        bits = self.bits[row]
+        if own and (self._pops >= len(bits) or bits[at] < self._kth[row]):
+            if np.count_nonzero(bits == 0) == 1:
+                return 0
+        elif not own:
+            return 0  # a target without a vector: at 0, the others at 1/2
+        key = self.key(row)
+        if not self._whole and key[at] > self._last(row, key):
             return None
-        hit = np.flatnonzero(popped == target)
-        if len(hit):
-            expanded.append(popped[: hit[0]])
-            return _walk_back(layers, ranks, target), count + int(hit[0]), _union(expanded)
-        popped = nodes[:room]
-        expanded.append(popped)
-        count += len(popped)
-        if len(nodes) > room or len(ranks) > params.max_depth:
-            break
-        nodes, heuristic, rank = _pops(
-            layers, ranks, target, expansions, params.max_passed_nodes - count + 1
-        )
-        ranks.append(rank)
-    return None, count, _union(expanded)
+        return int(np.count_nonzero(key < key[at]))
+
+    def first_pops(self, row: int, count: int) -> np.ndarray:
+        """The row's first `count` pops (`count` at most `pops`; as a set, ascending)."""
+        if count >= len(self.nodes):
+            return self.nodes
+        if self._whole:
+            return self.nodes[np.sort(self._order[row, :count])]
+        if count == self._pops - 1 and self._single[row]:
+            return self.nodes[self.bits[row] < self._kth[row]]
+        key = self.key(row)
+        if count == 0:
+            return self.nodes[:0]
+        below = np.partition(key, count - 1)[count - 1]
+        return self.nodes[key <= below]
+
+    def _last(self, row: int, key: np.ndarray) -> int:
+        return int(np.partition(key, self._pops - 1)[self._pops - 1])
+
+    def ranks(self) -> np.ndarray:
+        """Every row's pop rank of each node (a depth popped whole)."""
+        return _ranks(self._order)
 
 
-def _pops(
-    layers: Layers, ranks: list[np.ndarray], target: int, expansions: Expansions, limit: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first `limit` pops of the next depth (the stable sort of its pushes by h, in
-    push order: by h, then first entry), their h, and every layer node's pop rank (only
-    read where the whole layer pops)."""
-    nodes, (owner, position, starts, width) = layers.layer(len(ranks))
-    if not len(nodes):
-        return nodes, np.zeros(0), nodes
-    first = np.minimum.reduceat(ranks[-1][owner] * width + position, starts)
-    heuristic = layers.heuristics[len(ranks)][expansions.column(target)].astype(np.float64)
-    heuristic[nodes == target] = 0.0
-    if limit >= len(nodes):
-        order = np.lexsort((first, heuristic))
-    else:
-        kth = np.partition(heuristic, limit - 1)[limit - 1]
-        head = np.flatnonzero(heuristic <= kth)
-        order = head[np.lexsort((first[head], heuristic[head]))][:limit]
-    rank = np.empty(len(nodes), np.int64)
-    if len(order) == len(nodes):
-        rank[order] = np.arange(len(order))
-    return nodes[order], heuristic[order], rank
+def _keys(bits: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per (row, node), an int64 ordering as (h, first entry): h's float32 bits (h in
+    [0, 1]) above the first entry, where the first entries fit in 32 bits; else above
+    their rank in the row (the same order: a row's first entries are distinct)."""
+    if first.size and int(first.max()) >= 1 << 32:
+        first = _ranks(np.argsort(first, axis=1))
+    return (bits.astype(np.int64) << 32) | first
 
 
-def _walk_back(layers: Layers, ranks: list[np.ndarray], node: int) -> list[int]:
-    """The path to `node` (in the last layer popped): each node's parent is the one whose
-    entry pushed it first (the smallest (pop rank, position) among its entries)."""
-    depth = len(ranks) - 1
+def _ranks(order: np.ndarray) -> np.ndarray:
+    """Per row, each column's position in `order` (a row-wise permutation)."""
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
+    return rank
+
+
+def _walk_back(layers: Layers, ranks: list[np.ndarray], depth: int, node: int) -> list[int]:
+    """The path to `node` (in layer `depth`): each node's parent is the one whose entry
+    pushed it first (the smallest (pop rank, position) among its entries, `ranks` per
+    depth before)."""
     nodes, _ = layers.layer(depth)
     at = int(np.searchsorted(nodes, node))
     path = [node]
@@ -372,33 +602,34 @@ def astar(
     pairs = []
     linked = list(dict.fromkeys(linked))
     expansions = Expansions(hypergraph, linked)
-    layers: Layers | None = None
-    for start, target in itertools.combinations(linked, 2):
-        if layers is None or int(layers.nodes[0][0]) != start:
-            layers = Layers(start, expansions)
-        path, expanded, closed = shortest_path(
-            hypergraph, start, target, params, expansions, layers
-        )
-        traversal.visited |= closed
-        pairs.append(
-            {
-                "from": node_name(start),
-                "to": node_name(target),
-                "path": [node_name(n) for n in path] if path else None,
-                "expanded": expanded,
-            }
-        )
-        if not path:
-            continue
-        traversal.visited |= set(path)
-        joins = [hypergraph.joining(u, v) for u, v in itertools.pairwise(path)]
-        chain = tuple(
-            Step(int(_representative(hypergraph, j)), u, v)
-            for j, (u, v) in zip(joins, itertools.pairwise(path), strict=True)
-        )
-        for join in joins:
-            for hyperedge in join.tolist():
-                traversal.retrieve(ALGORITHM, hyperedge, chain)
+    visited = np.zeros(hypergraph.n_nodes, bool)
+    for i, start in enumerate(linked[:-1]):
+        targets = linked[i + 1 :]
+        for target, (path, expanded, parts) in zip(
+            targets, shortest_paths(start, targets, params, expansions), strict=True
+        ):
+            for part in parts:
+                visited[part] = True
+            pairs.append(
+                {
+                    "from": node_name(start),
+                    "to": node_name(target),
+                    "path": [node_name(n) for n in path] if path else None,
+                    "expanded": expanded,
+                }
+            )
+            if not path:
+                continue
+            visited[path] = True
+            joins = [hypergraph.joining(u, v) for u, v in itertools.pairwise(path)]
+            chain = tuple(
+                Step(int(_representative(hypergraph, j)), u, v)
+                for j, (u, v) in zip(joins, itertools.pairwise(path), strict=True)
+            )
+            for join in joins:
+                for hyperedge in join.tolist():
+                    traversal.retrieve(ALGORITHM, hyperedge, chain)
+    traversal.visited = set(np.flatnonzero(visited).tolist())
     traversal.details[ALGORITHM] = {**asdict(params), "pairs": pairs}
     return traversal
 
