@@ -84,7 +84,6 @@ from memory.passage_links import PassageLinks, named_nodes, passage_links, seed_
 from memory.relational_paths import PathTrees, RelationalPath, Search, reading_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from memory.top import top_positions
 from memory.traversal import blended
 
 FLAT_ANCHORS = 3
@@ -224,6 +223,10 @@ class _Credits:
         self.searches: list[Search] = []
         self.joined: list[bool] = []
         """Per search, whether it joined two anchors."""
+        self.stated: list[tuple[int, np.ndarray, np.ndarray]] = []
+        """Per chunk of credits to segments stating typed facts: its place in `segments`
+        and `paths` (left empty until `_state`), the facts (graph positions) and each
+        one's path row."""
 
     def add(self, search: Search, start: float, end: float, every_segment: bool) -> None:
         """Credit the paths of `search`: per group of one length, its segment vertices
@@ -245,13 +248,32 @@ class _Credits:
             facts = group.facts[:, -width:].T.ravel()
             typed = np.flatnonzero(edges.kind[facts] == FACT)
             if len(typed):
-                stated, _, counts = row_entries(self.graph.fact_segments, edges.ref[facts[typed]])
-                self.segments.append(np.asarray(stated, np.int64))
-                self.paths.append(np.repeat(offset + typed % paths, counts))
+                self.stated.append(
+                    (len(self.segments), edges.ref[facts[typed]], offset + typed % paths)
+                )
+                self.segments.append(_NONE)
+                self.paths.append(_NONE)
             offset += paths
         self.first.append(offset)
         self.searches.append(search)
         self.joined.append(every_segment)
+
+    def _state(self) -> None:
+        """Fill the chunks of credits to the segments stating typed facts, the rows of
+        the facts' segments read at once (`row_entries` over all of them, then cut per
+        chunk) instead of once per chunk (~50 reads a query at 100k facts): the same
+        credits in the same order."""
+        if not self.stated:
+            return
+        places, facts, rows = zip(*self.stated, strict=True)
+        stated, _, counts = row_entries(self.graph.fact_segments, np.concatenate(facts))
+        stated = np.asarray(stated, np.int64)
+        credited = np.repeat(np.concatenate(rows), counts)
+        ends = np.concatenate([[0], np.cumsum(counts)])[np.cumsum([0, *map(len, facts)])]
+        for place, low, high in zip(places, ends[:-1], ends[1:], strict=True):
+            self.segments[place] = stated[low:high]
+            self.paths[place] = credited[low:high]
+        self.stated = []
 
     def ranked(
         self, view: SnapshotView, links: PassageLinks
@@ -261,6 +283,7 @@ class _Credits:
         heaviest credits; and the `TOP_PATHS_EXPLAINED` heaviest paths joining two
         anchors (GRAM's linearized search result), best first."""
         graph, edges = self.graph, self.edges
+        self._state()
         if not self.segments or not sum(len(s) for s in self.segments):
             return [], {}, []
         segment = np.concatenate(self.segments)
@@ -271,8 +294,7 @@ class _Credits:
         if not len(segment):
             return [], {}, []
         distinct, inverse = np.unique(segment, return_inverse=True)
-        total = np.zeros(len(distinct))
-        np.add.at(total, inverse, mass)
+        total = np.bincount(inverse, weights=mass, minlength=len(distinct))  # as np.add.at
         order = np.lexsort((distinct, -total))[:CANDIDATES]
         scored = [(graph.segment_ids[int(distinct[o])], math.log(total[o])) for o in order]
         shown = order[:SEGMENTS_EXPLAINED]
@@ -306,30 +328,22 @@ class _Credits:
         return scored, texts, list(seen.values())
 
 
-HEAVIEST_POOL = 512
-"""Credits sorted first when looking for the heaviest paths; the rest are sorted only if
-these hold too few paths."""
+_NONE = np.zeros(0, np.int64)
+"""A chunk of credits not filled yet (`_Credits._state`)."""
 
 
 def _heaviest_first(
     credits: np.ndarray, mass: np.ndarray, path: np.ndarray, count: int
 ) -> list[int]:
-    """Of `credits`, the first one of each of the `count` heaviest paths (`path`: each
-    credit's), in the order of a stable sort of all `credits` by mass descending.
-    The heaviest `HEAVIEST_POOL` credits (`memory.top.top_positions`) are a prefix of that
-    sort, so they are sorted alone unless they hold fewer than `count` paths: at 100k facts
-    a query has ~10^4 credits of joined paths, sorted whole for 10 paths before."""
-    weights = mass[credits]
-    first: dict[int, int] = {}
-    for order in (top_positions(weights, HEAVIEST_POOL), np.argsort(-weights, kind="stable")):
-        first = {}
-        for credit in credits[order].tolist():
-            first.setdefault(int(path[credit]), credit)
-            if len(first) == count:
-                return list(first.values())
-        if len(order) == len(credits):
-            break
-    return list(first.values())
+    """Of `credits`, the first one of each of the `count` heaviest paths (`path` and
+    `mass`: each credit's, the credits of one path sharing its mass), in the order of a
+    stable sort of all `credits` by mass descending. That first credit is the path's earliest in
+    `credits`, and the paths come by mass descending, then by that credit's place: one
+    sort of the ~10^3-10^4 credits of joined paths a query has at 100k facts, where
+    walking the sorted credits until `count` paths were seen took ~3x as long."""
+    _, first = np.unique(path[credits], return_index=True)
+    order = np.lexsort((first, -mass[credits[first]]))[:count]
+    return credits[first[order]].tolist()
 
 
 def _name(links: PassageLinks, graph: MemoryGraph, vertex: int) -> str:

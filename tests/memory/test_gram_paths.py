@@ -274,21 +274,22 @@ def test_link_graph_edges_of_a_toy_incidence():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_heaviest_first_is_the_full_sort_of_credits(seed: int) -> None:
-    """The pooled search for the heaviest paths finds what a stable sort of every credit
-    finds: ties at the pool's edge, and a pool whose credits are mostly one path's."""
-    from memory.strategies.gram_paths import HEAVIEST_POOL, _heaviest_first
+    """The heaviest paths' first credits are what a stable sort of every credit by mass
+    finds, a path's credits sharing its mass: ties between paths, and credits of one
+    path spread over the list."""
+    from memory.strategies.gram_paths import _heaviest_first
 
     rng = np.random.default_rng(seed)
-    n = 3 * HEAVIEST_POOL
-    mass = rng.integers(0, 40, n).astype(float)  # many ties
+    n = 1500
     search, row = rng.integers(0, 3, n), rng.integers(0, 50, n)
-    if seed % 2:  # the heaviest credits all belong to one path
-        mass[: HEAVIEST_POOL + 5] = 100.0
-        search[: HEAVIEST_POOL + 5], row[: HEAVIEST_POOL + 5] = 0, 0
-    credits = np.flatnonzero(rng.random(n) < 0.9)
-    expected: dict[tuple[int, int], int] = {}
-    for c in credits[np.argsort(-mass[credits], kind="stable")].tolist():
-        expected.setdefault((int(search[c]), int(row[c])), c)
-    top = list(expected.values())[:TOP_PATHS_EXPLAINED]
     path = search * 50 + row
+    mass = rng.integers(0, 40, 150).astype(float)[path]  # many ties
+    if seed % 2:  # one path holds most credits and is the heaviest
+        path[: n // 2] = 7
+        mass[path == 7] = 100.0
+    credits = np.flatnonzero(rng.random(n) < 0.9)
+    expected: dict[int, int] = {}
+    for c in credits[np.argsort(-mass[credits], kind="stable")].tolist():
+        expected.setdefault(int(path[c]), c)
+    top = list(expected.values())[:TOP_PATHS_EXPLAINED]
     assert _heaviest_first(credits, mass, path, TOP_PATHS_EXPLAINED) == top
