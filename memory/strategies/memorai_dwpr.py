@@ -270,10 +270,9 @@ def _traverse(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Tr
     )
     n_e, n_s, n_f = len(subgraph.entities), len(subgraph.segments), len(subgraph.facts)
     segment_scores = result.scores[n_e : n_e + n_s]
-    walked = [
-        (graph.segment_ids[int(s)], float(np.log(m + 1e-12)))
-        for s, m in zip(subgraph.segments.tolist(), segment_scores.tolist(), strict=True)
-    ]
+    logs = np.log(segment_scores + 1e-12).tolist()  # one pass: the same bits as per entry
+    ids = graph.segment_ids
+    walked = [(ids[s], v) for s, v in zip(subgraph.segments.tolist(), logs, strict=True)]
     walked.sort(key=lambda pair: -pair[1])
     ranked, shares = blended(view, query, prior, walked, NAME)
     fact_scores = result.scores[n_e + n_s : n_e + n_s + n_f]
