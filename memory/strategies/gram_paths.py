@@ -38,7 +38,7 @@ open. The choices made here:
   pair of anchors (bidirectional, `memory.relational_paths`), and each anchor's
   neighbourhood, the paths of ≤ `WALK_LENGTH` (3, at most L) edges from it: anchor –
   segment – node – segment reaches the passage about the bridge entity that a top
-  passage names. Each side of a search stops after `EXPANSION_LIMIT` (2000) partial paths.
+  passage names. Each side of a search stops after `EXPANSION_LIMIT` (500) partial paths.
   Both kinds of search run on one `relational_paths.PathTrees` per query (each anchor's
   levels grown once and only as far as a search needs), finding the same paths as each
   search run alone.
@@ -94,7 +94,14 @@ SEED_NODES = 5
 R@10 at flat share 0.3 with 0 / 5 / 10 seed nodes: 65.2 / 76.2 / 74.1 (hybrid 65.9): the
 seed nodes (sessions, days, specific phrases of the top turns) carry the gain."""
 MAX_LENGTH = 4
-EXPANSION_LIMIT = 2000
+EXPANSION_LIMIT = 500
+"""Partial paths one side of a search grows at most (its deepest level is cut first, so
+no shorter path is lost to the bound; a hub guard, the paper has none). With the passage
+graph's untyped links every search of the 100k-fact bench reached 2000, and the joined
+4-edge paths (~2000 a query) made most of the search, credits and ranking. Full dev
+figures at 2000 / 1000 / 500 / 250: MuSiQue R@5 74.7 / 74.8 / 75.1 / 73.8, LoCoMo turn
+R@10 76.0 / 76.0 / 76.0 / 74.9; own work a query at 100k facts (CPU, 30 queries
+interleaved) 12.7 / 10.8 / 9.7 ms at 2000 / 1000 / 500."""
 FALLBACK_ANCHORS = 3
 WALK_LENGTH = 3
 """Edges of the paths searched from each anchor alone (node – segment – node – segment)."""
