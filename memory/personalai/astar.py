@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -97,11 +97,9 @@ class Expansions:
         """Every neighbour list read so far, back to back (node u's: `_count[u]` entries
         from `_first[u]`, where `_listed[u]`)."""
         self._used = 0
+        self.n_nodes = n_nodes
         self.stamp = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that pushed it."""
-        self.ball = np.zeros(n_nodes, np.int64)
-        """Per node, the number of the last `Layers` that holds it (`Layers.grow`)."""
-        self.balls = 0
         self.cost = np.zeros(n_nodes, np.int64)
         """Per node, its cost in the search under way (`_by_heap`, where `stamp` says so)."""
         self.closed = np.zeros(n_nodes, np.int64)
@@ -186,14 +184,23 @@ class Expansions:
         return found
 
     def _know(self, nodes: np.ndarray, slot: int) -> None:
-        """Have the rows of `nodes` (with vectors) hold the goals from `slot` on."""
+        """Have the rows of `nodes` (with vectors) hold the goals from `slot` on: each
+        node's products with the goals it lacks (the searches from one start may ask
+        before those from an earlier start, which go to more targets)."""
         wanted = len(self._goals) - slot
-        new = nodes[self._known[nodes] < wanted]
-        if len(new):
-            self._known[new] = wanted
+        known = self._known[nodes]
+        lacking = known < wanted
+        if not lacking.any():
+            return
+        nodes, known = nodes[lacking], known[lacking]
+        self._known[nodes] = wanted
+        distinct = np.unique(known).tolist()
+        for have in distinct:
+            new = nodes if len(distinct) == 1 else nodes[known == have]
             vectors = self._hypergraph.node_vectors[new]
-            products = np.einsum("ij,kj->ik", vectors, self._goals[slot:])
-            self._heuristic[new, slot:] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
+            goals = slice(slot, len(self._goals) - have)
+            products = np.einsum("ij,kj->ik", vectors, self._goals[goals])
+            self._heuristic[new, goals] = np.clip((1.0 - products) / 2.0, 0.0, 1.0)
 
 
 Found = tuple[list[int] | None, int, list[np.ndarray]]
@@ -264,10 +271,10 @@ class Layers:
     once per pair (60 pairs a query from 11 linked nodes)."""
 
     def __init__(self, start: int, expansions: Expansions) -> None:
-        expansions.balls += 1
-        self._number = expansions.balls
         self._expansions = expansions
-        expansions.ball[start] = self._number
+        self._inside = np.zeros(expansions.n_nodes, bool)
+        """Per node, whether a layer grown so far holds it."""
+        self._inside[start] = True
         self.nodes = [np.array([start], np.int64)]
         self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = [
             (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
@@ -275,6 +282,10 @@ class Layers:
         """Per layer, its nodes' entries grouped by node: (parent's index in the layer
         before, position in the parent's list, where each node's group starts, a width
         above every position)."""
+
+    def grown(self, depth: int) -> bool:
+        """Whether layer `depth` is grown."""
+        return len(self.nodes) > depth
 
     def layer(
         self, depth: int
@@ -290,27 +301,30 @@ class Layers:
         first, lengths = expansions.spans(parents)
         met = expansions.neighbours[ranges(first, lengths)]
         ends = np.cumsum(lengths)
-        fresh = np.flatnonzero(expansions.ball[met] != self._number)
-        by_node = fresh[_stable_order(met[fresh], self._expansions.ball.size)]
+        fresh = np.flatnonzero(~self._inside[met])
+        met, by_node = _by_node(met[fresh], len(self._inside))
+        by_node = fresh[by_node]
         owner = np.searchsorted(ends, by_node, side="right")
         position = by_node - (ends - lengths)[owner]
-        met = met[by_node]
         starts = np.flatnonzero(np.r_[True, met[1:] != met[:-1]]) if len(met) else met
         nodes = met[starts]
-        expansions.ball[nodes] = self._number
+        self._inside[nodes] = True
         width = int(lengths.max()) + 1 if len(lengths) else 1
         self.nodes.append(nodes)
         self._edges.append((owner, position, starts, width))
 
 
-def _stable_order(values: np.ndarray, bound: int) -> np.ndarray:
-    """`np.argsort(values, kind="stable")` for ints in [0, bound): values and positions
-    sorted as one int64 key (distinct keys: any sort is stable), where they fit."""
+def _by_node(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(`values` sorted, their positions in that order, equal values by position: the
+    stable argsort) for ints in [0, bound): values and positions sorted as one int64 key
+    (distinct keys: any sort is stable), where they fit."""
     size = len(values)
     if not size or bound * size >= 1 << 62:
-        return np.argsort(values, kind="stable")
+        order = np.argsort(values, kind="stable")
+        return values[order], order
     ordered = np.sort(values * size + np.arange(size))
-    return ordered % size
+    sorted_values = ordered // size
+    return sorted_values, ordered - sorted_values * size
 
 
 ONE_BITS = int(np.float32(1.0).view(np.int32))
@@ -320,8 +334,43 @@ ONE_BITS = int(np.float32(1.0).view(np.int32))
 def _all_by_depths(
     targets: np.ndarray, params: AStarParams, expansions: Expansions, layers: Layers
 ) -> list[Found | None]:
+    """The searches from the start of `layers` to every target, by depths (`_searches`)."""
+    (found,) = _together([_searches(targets, params, expansions, layers)], expansions)
+    return found
+
+
+Searches = Generator[np.ndarray, None, list[Found | None]]
+
+
+def _together(searches: list[Searches], expansions: Expansions) -> list[list[Found | None]]:
+    """What each of `searches` (from different starts) returns, run in step: each asks
+    for the neighbour lists of its next layer's parents, and those of all of them are
+    read in one batch (`Expansions.spans`) before each grows its layer."""
+    found: list[list[Found | None]] = [[] for _ in searches]
+    asked: dict[int, np.ndarray] = {}
+
+    def advance(i: int) -> None:
+        try:
+            asked[i] = next(searches[i])
+        except StopIteration as stop:
+            found[i] = stop.value
+
+    for i in range(len(searches)):
+        advance(i)
+    while asked:
+        expansions.spans(np.concatenate(list(asked.values())))
+        for i in list(asked):
+            del asked[i]
+            advance(i)
+    return found
+
+
+def _searches(
+    targets: np.ndarray, params: AStarParams, expansions: Expansions, layers: Layers
+) -> Searches:
     """The searches to every target a depth at a time, all together; None for a target
-    where a node at h = 1 could be popped.
+    where a node at h = 1 could be popped. Before growing a layer it yields the parents
+    whose neighbour lists that reads (`_together`).
 
     Every push from a node at depth g is at depth g + 1 with f in [g + 1, g + 2], so the
     heap pops depth by depth, and within a depth by h, then push order (f = g + h rises
@@ -395,6 +444,8 @@ def _all_by_depths(
         previous = np.empty((n_rows, len(nodes)), np.int64)
         previous[rows] = here.ranks()
         ranks.append(previous)
+        if not layers.grown(depth + 1):
+            yield layers.nodes[depth]
         nodes, entries = layers.layer(depth + 1)
         if not len(nodes):
             for index in waiting.tolist():
@@ -603,11 +654,17 @@ def astar(
     linked = list(dict.fromkeys(linked))
     expansions = Expansions(hypergraph, linked)
     visited = np.zeros(hypergraph.n_nodes, bool)
-    for i, start in enumerate(linked[:-1]):
+    starts = linked[:-1]
+    searches = [
+        _searches(np.asarray(linked[i + 1 :], np.int64), params, expansions, Layers(s, expansions))
+        for i, s in enumerate(starts)
+    ]
+    for i, (start, by_depths) in enumerate(
+        zip(starts, _together(searches, expansions), strict=True)
+    ):
         targets = linked[i + 1 :]
-        for target, (path, expanded, parts) in zip(
-            targets, shortest_paths(start, targets, params, expansions), strict=True
-        ):
+        for target, found in zip(targets, by_depths, strict=True):
+            path, expanded, parts = found or _heap_found(start, target, params, expansions)
             for part in parts:
                 visited[part] = True
             pairs.append(

@@ -128,10 +128,10 @@ def prior_node_mass(
     segments = np.asarray([view.segment_index[s] for s in top], np.int64)
     if not len(segments):
         return np.zeros(0, np.int64), np.zeros(0)
-    members = personal.episode_members(segments).tocoo()
-    mass = np.asarray([weights[s] for s in top])[members.row]
-    mass = mass * personal.node_specificity[members.col]
-    nodes, inverse = np.unique(members.col.astype(np.int64), return_inverse=True)
+    row, col = row_entries(personal.hypergraph.members, personal.first_episode + segments)
+    mass = np.asarray([weights[s] for s in top])[row]
+    mass = mass * personal.node_specificity[col]
+    nodes, inverse = np.unique(col, return_inverse=True)
     return nodes, np.bincount(inverse, weights=mass, minlength=len(nodes))
 
 
@@ -180,6 +180,10 @@ def ranked_segments(
         score = counted(personal, segments, linked, question)
     order = np.argsort(-score, kind="stable")
     ids = personal.graph.segment_ids
+    ranked = [
+        (ids[segment], round(value, 9))
+        for segment, value in zip(segments[order].tolist(), score[order].tolist(), strict=True)
+    ]
     paths: dict[str, list[str]] = {}
     for hyperedge in kept:
         text = render(personal, traversal.chains[hyperedge])
@@ -187,7 +191,7 @@ def ranked_segments(
             shown = paths.setdefault(ids[segment], [])
             if text and text not in shown:
                 shown.append(text)
-    return [(ids[int(segments[i])], round(float(score[i]), 9)) for i in order], paths
+    return ranked, paths
 
 
 def counted(
@@ -218,8 +222,9 @@ def walked(
     nodes, mass = node_mass
     if len(nodes):
         mass = mass / mass.max() * personal.node_specificity[nodes]
-        reached = np.fromiter((*traversal.visited, *linked), np.int64)
-        kept_nodes = np.isin(nodes, reached)
+        reached = np.zeros(hypergraph.n_nodes, bool)
+        reached[np.fromiter((*traversal.visited, *linked), np.int64)] = True
+        kept_nodes = reached[nodes]
         nodes, mass = nodes[kept_nodes], mass[kept_nodes]
     at, edges = row_entries(hypergraph.incidence, nodes)
     first = personal.first_episode

@@ -60,6 +60,7 @@ reclaims under memory pressure.
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -154,6 +155,11 @@ class Hypergraph:
         return self.incidence.shape[1]
 
     @functools.cached_property
+    def kind_counts(self) -> list[int]:
+        """Per kind (`KIND_NAMES`), how many hyperedges are of it."""
+        return np.bincount(self.kinds, minlength=len(KIND_NAMES)).tolist()
+
+    @functools.cached_property
     def members(self) -> sp.csr_matrix:
         """n_hyperedges x n_nodes: each hyperedge's member nodes."""
         return self.incidence.T.tocsr()
@@ -193,10 +199,9 @@ class Hypergraph:
         node_of_edge, edges = row_entries(self.incidence, nodes)
         edge_at, members = row_entries(self.members, edges)
         owners = node_of_edge[edge_at]
-        first = first_pairs(owners, members, self.n_nodes)
-        owners, members = owners[first], members[first]
-        other = members != nodes[owners]
-        owners, members = owners[other], members[other]
+        kept = first_pairs(owners, members, len(nodes), self.n_nodes)
+        kept &= members != nodes[owners]
+        owners, members = owners[kept], members[kept]
         counts = np.bincount(owners, minlength=len(nodes))
         ends = np.cumsum(counts)
         mirrored = np.empty_like(members)
@@ -253,24 +258,27 @@ def first_occurrences(key: np.ndarray, size: int) -> np.ndarray:
     return np.flatnonzero(first[key] == position)
 
 
-def first_pairs(rows: np.ndarray, columns: np.ndarray, n_columns: int) -> np.ndarray:
-    """Positions of the first occurrence of each distinct (row, column) pair, ascending
-    (`np.unique(rows * n_columns + columns, return_index=True)`'s, sorted): the pair keys
-    with their positions in the low digits sorted as one int64 array (an unstable sort
-    of distinct values, several times faster than the stable argsort `np.unique` runs),
-    where those keys fit in 62 bits."""
+def first_pairs(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int) -> np.ndarray:
+    """Per position, whether it is the first occurrence of its (row, column) pair (rows
+    in [0, n_rows), columns in [0, n_columns)): the pair keys with their positions in the
+    low digits sorted as one int64 array (an unstable sort of distinct values, several
+    times faster than the stable argsort `np.unique(keys, return_index=True)` runs),
+    where those fit in 62 bits."""
     key = rows * n_columns + columns
     size = len(key)
+    first = np.zeros(size, bool)
     if not size:
-        return np.zeros(0, np.int64)
-    if (int(key.max()) + 1) * size >= 1 << 62:
-        _, at = np.unique(key, return_index=True)
-        at.sort()
-        return at
+        return first
+    if n_rows * n_columns * size >= 1 << 62:
+        first[np.unique(key, return_index=True)[1]] = True
+        return first
     ordered = np.sort(key * size + np.arange(size))
     pair = ordered // size
-    at = ordered - pair * size
-    return np.sort(at[np.r_[True, pair[1:] != pair[:-1]]])
+    head = np.empty(size, bool)
+    head[0] = True
+    np.not_equal(pair[1:], pair[:-1], out=head[1:])
+    first[(ordered - pair * size)[head]] = True
+    return first
 
 
 def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -507,6 +515,23 @@ class PersonalGraph:
             for at, node_id in zip(extra.tolist(), ids, strict=True):
                 found[at] = str(node_id)
         return found
+
+    def first_names(self, nodes: np.ndarray, count: int) -> list[str]:
+        """The `count` first of the names of `nodes` in sorted order (`sorted(names_of(
+        nodes))[:count]`): the names gathered in any order, entities' then the other
+        nodes' ids, and only the head selected (`heapq.nsmallest`), not every name sorted
+        (an explanation shows 50 of the thousands of nodes a traversal visits)."""
+        nodes = np.asarray(nodes, np.int64)
+        names = self.graph.entity_names
+        if self.names is None:
+            return heapq.nsmallest(count, [names[node] for node in nodes.tolist()])
+        n_e = self.graph.n_entities
+        found = [names[node] for node in nodes[nodes < n_e].tolist()]
+        extra = nodes[nodes >= n_e]
+        if len(extra):
+            ids = self.names.node_ids.take(self.extra_nodes[extra - n_e]).to_pylist()
+            found.extend(map(str, ids))
+        return heapq.nsmallest(count, found)
 
     def passage_positions(self, node_ids: dict[str, float]) -> dict[int, float]:
         """Passage-graph node ids (entity ids or others) with weights -> node positions

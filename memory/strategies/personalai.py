@@ -183,8 +183,6 @@ def _traverse(
     walk = node_mass if WALKED_KINDS.get(_corpus_kind(view, prior)) else None
     scored, paths = ranked_segments(personal, traversal, kept, linked, walk, question)
     visited = np.fromiter(traversal.visited, np.int64, len(traversal.visited))
-    names = personal.names_of(visited)
-    by_name = sorted(range(len(names)), key=names.__getitem__)  # stable: as sorted(visited)
     explanation = {
         "strategy": name,
         "restriction": options.get("restriction") or "all",
@@ -197,11 +195,11 @@ def _traverse(
         "hypergraph": {
             "nodes": hypergraph.n_nodes,
             **{
-                f"{kind}_hyperedges": int((hypergraph.kinds == i).sum())
-                for i, kind in enumerate(KIND_NAMES)
+                f"{kind}_hyperedges": count
+                for kind, count in zip(KIND_NAMES, hypergraph.kind_counts, strict=True)
             },
         },
-        "visited_nodes": [names[i] for i in by_name[:MAX_VISITED_SHOWN]],
+        "visited_nodes": personal.first_names(visited, MAX_VISITED_SHOWN),
         "visited_node_count": len(visited),
         "retrieved_hyperedges": len(traversal.chains),
         "hyperedges": [
