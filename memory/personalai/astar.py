@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -66,11 +66,11 @@ class Expansions:
     and their heuristic towards the targets, and the per-node state of the search under
     way. The searches between every pair of linked nodes expand the same nodes again and
     again (the linked nodes and the hubs near them), and neighbourhoods overlap, so each
-    node's neighbour list is read once a query (into one growing array, `spans`) and its
-    vector multiplied with a target's once a query, by an `einsum` (not BLAS: the same
-    bits in whatever batch). The per-node arrays start as zeros (allocated untouched) and
-    hold a value only where `stamp` (`ball`) is the number of the search (the layers)
-    under way, so a search starts without clearing a whole-graph array."""
+    node's vector is multiplied with a target's once a query, by an `einsum` (not BLAS:
+    the same bits in whatever batch); its neighbour list is a slice of the hypergraph's
+    adjacency (`spans`). The per-node arrays start as zeros (allocated untouched) and
+    hold a value only where `stamp` is the number of the search under way, so a search
+    starts without clearing a whole-graph array."""
 
     def __init__(self, hypergraph: Hypergraph, targets: Sequence[int]) -> None:
         self._hypergraph = hypergraph
@@ -90,13 +90,8 @@ class Expansions:
         """Per node with a vector, how many of the last goals its row holds: the searches
         from the linked node i go to the nodes after it, so a row computed for them holds
         every goal a later start needs."""
-        self._listed = np.zeros(n_nodes, bool)
-        self._first = np.zeros(n_nodes, np.int64)
-        self._count = np.zeros(n_nodes, np.int64)
-        self.neighbours = np.zeros(1_024, np.int64)
-        """Every neighbour list read so far, back to back (node u's: `_count[u]` entries
-        from `_first[u]`, where `_listed[u]`)."""
-        self._used = 0
+        self._indptr, self.neighbours = hypergraph.adjacency
+        """Every node's neighbour list (`Hypergraph.adjacency`)."""
         self.n_nodes = n_nodes
         self.stamp = np.zeros(n_nodes, np.int64)
         """Per node, the number of the last search that pushed it."""
@@ -115,27 +110,14 @@ class Expansions:
         """Each node's neighbours, most recently met first (`spans`)."""
         first, count = self.spans(np.asarray(nodes, np.int64))
         ends = (first + count).tolist()
-        return [self.neighbours[f:e] for f, e in zip(first.tolist(), ends, strict=True)]
+        return [
+            self.neighbours[f:e].astype(np.int64) for f, e in zip(first.tolist(), ends, strict=True)
+        ]
 
     def spans(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where each node's neighbour list lies in `neighbours` (first entry, count); the
-        lists not read yet this query read off the hypergraph in one batch
-        (`Hypergraph.neighbour_rows`) and appended."""
-        missing = nodes[~self._listed[nodes]]
-        if len(missing):
-            missing = np.unique(missing)
-            members, counts = self._hypergraph.neighbour_rows(missing)
-            needed = self._used + len(members)
-            if needed > len(self.neighbours):
-                grown = np.empty(max(needed, 2 * len(self.neighbours)), np.int64)
-                grown[: self._used] = self.neighbours[: self._used]
-                self.neighbours = grown
-            self.neighbours[self._used : needed] = members
-            self._first[missing] = self._used + np.cumsum(counts) - counts
-            self._count[missing] = counts
-            self._listed[missing] = True
-            self._used = needed
-        return self._first[nodes], self._count[nodes]
+        """Where each node's neighbour list lies in `neighbours` (first entry, count)."""
+        first = self._indptr[nodes]
+        return first, self._indptr[nodes + 1] - first
 
     def heuristic(self, nodes: np.ndarray, target: int) -> np.ndarray:
         """h of `nodes` (distinct) towards `target`."""
@@ -283,10 +265,6 @@ class Layers:
         before, position in the parent's list, where each node's group starts, a width
         above every position)."""
 
-    def grown(self, depth: int) -> bool:
-        """Whether layer `depth` is grown."""
-        return len(self.nodes) > depth
-
     def layer(
         self, depth: int
     ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
@@ -299,7 +277,7 @@ class Layers:
         expansions = self._expansions
         parents = self.nodes[-1]
         first, lengths = expansions.spans(parents)
-        met = expansions.neighbours[ranges(first, lengths)]
+        met = expansions.neighbours[ranges(first, lengths)].astype(np.int64)
         ends = np.cumsum(lengths)
         fresh = np.flatnonzero(~self._inside[met])
         met, by_node = _by_node(met[fresh], len(self._inside))
@@ -334,43 +312,8 @@ ONE_BITS = int(np.float32(1.0).view(np.int32))
 def _all_by_depths(
     targets: np.ndarray, params: AStarParams, expansions: Expansions, layers: Layers
 ) -> list[Found | None]:
-    """The searches from the start of `layers` to every target, by depths (`_searches`)."""
-    (found,) = _together([_searches(targets, params, expansions, layers)], expansions)
-    return found
-
-
-Searches = Generator[np.ndarray, None, list[Found | None]]
-
-
-def _together(searches: list[Searches], expansions: Expansions) -> list[list[Found | None]]:
-    """What each of `searches` (from different starts) returns, run in step: each asks
-    for the neighbour lists of its next layer's parents, and those of all of them are
-    read in one batch (`Expansions.spans`) before each grows its layer."""
-    found: list[list[Found | None]] = [[] for _ in searches]
-    asked: dict[int, np.ndarray] = {}
-
-    def advance(i: int) -> None:
-        try:
-            asked[i] = next(searches[i])
-        except StopIteration as stop:
-            found[i] = stop.value
-
-    for i in range(len(searches)):
-        advance(i)
-    while asked:
-        expansions.spans(np.concatenate(list(asked.values())))
-        for i in list(asked):
-            del asked[i]
-            advance(i)
-    return found
-
-
-def _searches(
-    targets: np.ndarray, params: AStarParams, expansions: Expansions, layers: Layers
-) -> Searches:
     """The searches to every target a depth at a time, all together; None for a target
-    where a node at h = 1 could be popped. Before growing a layer it yields the parents
-    whose neighbour lists that reads (`_together`).
+    where a node at h = 1 could be popped.
 
     Every push from a node at depth g is at depth g + 1 with f in [g + 1, g + 2], so the
     heap pops depth by depth, and within a depth by h, then push order (f = g + h rises
@@ -444,8 +387,6 @@ def _searches(
         previous = np.empty((n_rows, len(nodes)), np.int64)
         previous[rows] = here.ranks()
         ranks.append(previous)
-        if not layers.grown(depth + 1):
-            yield layers.nodes[depth]
         nodes, entries = layers.layer(depth + 1)
         if not len(nodes):
             for index in waiting.tolist():
@@ -654,17 +595,12 @@ def astar(
     linked = list(dict.fromkeys(linked))
     expansions = Expansions(hypergraph, linked)
     visited = np.zeros(hypergraph.n_nodes, bool)
-    starts = linked[:-1]
-    searches = [
-        _searches(np.asarray(linked[i + 1 :], np.int64), params, expansions, Layers(s, expansions))
-        for i, s in enumerate(starts)
-    ]
-    for i, (start, by_depths) in enumerate(
-        zip(starts, _together(searches, expansions), strict=True)
-    ):
+    for i, start in enumerate(linked[:-1]):
         targets = linked[i + 1 :]
-        for target, found in zip(targets, by_depths, strict=True):
-            path, expanded, parts = found or _heap_found(start, target, params, expansions)
+        for target, found in zip(
+            targets, shortest_paths(start, targets, params, expansions), strict=True
+        ):
+            path, expanded, parts = found
             for part in parts:
                 visited[part] = True
             pairs.append(

@@ -80,6 +80,8 @@ FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
 KIND_NAMES = ("fact", "thesis", "episode")
 MAX_NODE_SEGMENTS = 32
+ADJACENCY_BATCH = 200_000
+"""Hyperedge memberships whose members one step of `Hypergraph.adjacency` reads."""
 """Hub control: a passage-graph node linked to more segments joins no episode."""
 RESTRICTIONS = {None: (), "all": (), "E": (EPISODE,), "T": (FACT, THESIS)}
 """The paper's restriction settings -> the hyperedge kinds they bar from traversal."""
@@ -153,6 +155,30 @@ class Hypergraph:
     @property
     def n_hyperedges(self) -> int:
         return self.incidence.shape[1]
+
+    @functools.cached_property
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every node's neighbours (`neighbour_rows`) as (indptr, neighbours): node u's are
+        `neighbours[indptr[u]:indptr[u + 1]]`, the most recently met first. Built once
+        per hypergraph, in batches of nodes of at most `ADJACENCY_BATCH` hyperedge
+        memberships (~23 ms and 1.7 MB at 100k facts: 422k entries over 42.6k nodes), so
+        that a query's A* reads its lists as slices instead of reading them off the
+        hyperedges itself (~320 lists a query, 1.3 ms)."""
+        reached = np.cumsum(np.diff(self.incidence.indptr))
+        counts = np.zeros(self.n_nodes, np.int64)
+        index = np.int32 if self.n_nodes < 1 << 31 else np.int64
+        parts = [np.zeros(0, index)]
+        low = 0
+        while low < self.n_nodes:
+            before = int(reached[low - 1]) if low else 0
+            high = int(np.searchsorted(reached, before + ADJACENCY_BATCH, side="right"))
+            high = max(high, low + 1)
+            members, counts[low:high] = self.neighbour_rows(np.arange(low, high))
+            parts.append(members.astype(index))
+            low = high
+        indptr = np.zeros(self.n_nodes + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return indptr, np.concatenate(parts)
 
     @functools.cached_property
     def kind_counts(self) -> list[int]:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
+from memory.personalai import hypergraph as hypergraph_module
 from memory.personalai.astar import ALGORITHM, AStarParams, _representative, astar
 from memory.personalai.hypergraph import EPISODE, FACT, THESIS, Hypergraph, first_pairs
 from memory.personalai.traversal import Step, Traversal
@@ -134,3 +135,15 @@ def test_first_pairs_is_the_unique_pass() -> None:
         _, at = np.unique(rows * n_columns + columns, return_index=True)
         first = first_pairs(rows, columns, 40, n_columns)
         assert np.array_equal(np.flatnonzero(first), np.sort(at))
+
+
+@pytest.mark.parametrize("batch", [1, 700, 10**9])
+def test_adjacency_holds_every_neighbour_row(monkeypatch, batch: int) -> None:
+    """Built in batches of any size, node u's slice of the adjacency is its
+    `neighbour_rows`."""
+    monkeypatch.setattr(hypergraph_module, "ADJACENCY_BATCH", batch)
+    hypergraph = _hypergraph(8)
+    indptr, neighbours = hypergraph.adjacency
+    members, counts = hypergraph.neighbour_rows(np.arange(hypergraph.n_nodes))
+    assert np.array_equal(np.diff(indptr), counts)
+    assert np.array_equal(neighbours, members)
