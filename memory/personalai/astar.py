@@ -278,13 +278,15 @@ class Layers:
         parents = self.nodes[-1]
         first, lengths = expansions.spans(parents)
         met = expansions.neighbours[ranges(first, lengths)].astype(np.int64)
-        ends = np.cumsum(lengths)
+        owners = np.repeat(np.arange(len(parents)), lengths)
         fresh = np.flatnonzero(~self._inside[met])
         met, by_node = _by_node(met[fresh], len(self._inside))
         by_node = fresh[by_node]
-        owner = np.searchsorted(ends, by_node, side="right")
-        position = by_node - (ends - lengths)[owner]
-        starts = np.flatnonzero(np.r_[True, met[1:] != met[:-1]]) if len(met) else met
+        owner = owners[by_node]
+        position = by_node - (np.cumsum(lengths) - lengths)[owner]
+        new = np.ones(len(met), bool)
+        np.not_equal(met[1:], met[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
         nodes = met[starts]
         self._inside[nodes] = True
         width = int(lengths.max()) + 1 if len(lengths) else 1
@@ -595,18 +597,20 @@ def astar(
     linked = list(dict.fromkeys(linked))
     expansions = Expansions(hypergraph, linked)
     visited = np.zeros(hypergraph.n_nodes, bool)
+    names = [node_name(node) for node in linked]
     for i, start in enumerate(linked[:-1]):
         targets = linked[i + 1 :]
-        for target, found in zip(
-            targets, shortest_paths(start, targets, params, expansions), strict=True
-        ):
+        marked: set[int] = set()  # the layers popped whole are parts of every search
+        for j, found in enumerate(shortest_paths(start, targets, params, expansions), i + 1):
             path, expanded, parts = found
             for part in parts:
-                visited[part] = True
+                if id(part) not in marked:
+                    marked.add(id(part))
+                    visited[part] = True
             pairs.append(
                 {
-                    "from": node_name(start),
-                    "to": node_name(target),
+                    "from": names[i],
+                    "to": names[j],
                     "path": [node_name(n) for n in path] if path else None,
                     "expanded": expanded,
                 }

@@ -65,6 +65,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import scipy.sparse as sp
 
 from memory.csr import ranges
@@ -80,8 +82,10 @@ FACT, THESIS, EPISODE = 0, 1, 2
 """Hyperedge kinds: a fact of the memory graph, an LLM thesis, an episode (segment)."""
 KIND_NAMES = ("fact", "thesis", "episode")
 MAX_NODE_SEGMENTS = 32
-ADJACENCY_BATCH = 200_000
-"""Hyperedge memberships whose members one step of `Hypergraph.adjacency` reads."""
+ADJACENCY_BATCH = 32_768
+"""Hyperedge memberships whose members one step of `Hypergraph.adjacency` reads (its
+peak beside the lists: 200k memberships a step raised the 100k-fact bench's peak by
+25 MB, 32k by under 1 MB)."""
 """Hub control: a passage-graph node linked to more segments joins no episode."""
 RESTRICTIONS = {None: (), "all": (), "E": (EPISODE,), "T": (FACT, THESIS)}
 """The paper's restriction settings -> the hyperedge kinds they bar from traversal."""
@@ -161,7 +165,7 @@ class Hypergraph:
         """Every node's neighbours (`neighbour_rows`) as (indptr, neighbours): node u's are
         `neighbours[indptr[u]:indptr[u + 1]]`, the most recently met first. Built once
         per hypergraph, in batches of nodes of at most `ADJACENCY_BATCH` hyperedge
-        memberships (~23 ms and 1.7 MB at 100k facts: 422k entries over 42.6k nodes), so
+        memberships (~25 ms and 1.7 MB at 100k facts: 422k entries over 42.6k nodes), so
         that a query's A* reads its lists as slices instead of reading them off the
         hyperedges itself (~320 lists a query, 1.3 ms)."""
         reached = np.cumsum(np.diff(self.incidence.indptr))
@@ -544,20 +548,40 @@ class PersonalGraph:
 
     def first_names(self, nodes: np.ndarray, count: int) -> list[str]:
         """The `count` first of the names of `nodes` in sorted order (`sorted(names_of(
-        nodes))[:count]`): the names gathered in any order, entities' then the other
-        nodes' ids, and only the head selected (`heapq.nsmallest`), not every name sorted
-        (an explanation shows 50 of the thousands of nodes a traversal visits)."""
+        nodes))[:count]`, an explanation shows 50 of the thousands of nodes a traversal
+        visits): the entities' from their places in the order of every entity's name
+        (`_entity_order`, one partition), the other nodes' ids read and the head taken
+        (`heapq.nsmallest`), the two heads merged."""
         nodes = np.asarray(nodes, np.int64)
         names = self.graph.entity_names
-        if self.names is None:
-            return heapq.nsmallest(count, [names[node] for node in nodes.tolist()])
         n_e = self.graph.n_entities
-        found = [names[node] for node in nodes[nodes < n_e].tolist()]
+        ranks = self._entity_rank[nodes[nodes < n_e]]
+        if len(ranks) > count:
+            ranks = np.partition(ranks, count - 1)[:count]
+        found = [names[node] for node in self._entity_order[np.sort(ranks)].tolist()]
         extra = nodes[nodes >= n_e]
-        if len(extra):
+        if len(extra) and self.names is not None:
             ids = self.names.node_ids.take(self.extra_nodes[extra - n_e]).to_pylist()
-            found.extend(map(str, ids))
-        return heapq.nsmallest(count, found)
+            found = heapq.nsmallest(count, [*found, *heapq.nsmallest(count, map(str, ids))])
+        return found[:count]
+
+    @functools.cached_property
+    def _entity_order(self) -> np.ndarray:
+        """The entity positions in the order of their names (ties by position): sorted as
+        Arrow strings, whose byte order is Python's code point order."""
+        names = self.graph.entity_names
+        try:
+            return np.asarray(pc.sort_indices(pa.array(names, pa.string())), np.int64)
+        except (pa.ArrowException, UnicodeError):
+            return np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)
+
+    @functools.cached_property
+    def _entity_rank(self) -> np.ndarray:
+        """Per entity position, its place in `_entity_order`."""
+        order = self._entity_order
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        return rank
 
     def passage_positions(self, node_ids: dict[str, float]) -> dict[int, float]:
         """Passage-graph node ids (entity ids or others) with weights -> node positions
