@@ -24,12 +24,18 @@ Choices where the paper is silent:
 
 How it runs: with unit steps and h in [0, 1], f = g + h orders the frontier depth by
 depth, so a search pops (and expands) a whole depth at once, as array operations
-(`_by_depths`), in the order a heap of every push gives; a heap search
+(`_all_by_depths`), in the order a heap of every push gives; a heap search
 (`_by_heap`) remains for the one tie that order does not reproduce (see there). The
 searches from one start share its breadth-first layers (`Layers`): which nodes a depth
-pushes does not depend on the target, only their order does. At 100k facts (40 queries,
-~60 pairs each, one process, thread time) A* took 17.0 ms a query before the layers and
-the per-layer h, ~14.8 ms after, every path, count and expanded node the same.
+pushes does not depend on the target, only their order does, so they run together, a
+row of arrays per target, until each finds its target or the budget cuts a depth (where
+only the nodes before its last pop are wanted: a partition of h, not a sort). A node's
+products with the targets' vectors are taken once a query (`Expansions`), its neighbour
+list is a slice of the hypergraph's adjacency (`Hypergraph.adjacency`, built once). At
+100k facts (40 queries, ~60 pairs each from ~11 linked nodes, in the query flow, thread
+time) A* took 17.0 ms a query before the layers and the per-layer h, ~14.8 ms after
+them, ~9 ms with the searches run together and the adjacency kept, every path, count
+and expanded node the same (`tests/memory/test_personalai_astar_searches.py`).
 """
 
 from __future__ import annotations
@@ -103,16 +109,9 @@ class Expansions:
 
     def of(self, node: int, target: int) -> tuple[np.ndarray, np.ndarray]:
         """(the node's neighbours, most recently met first; their heuristic to `target`)."""
-        (neighbours,) = self.neighbour_lists([node])
+        first, end = self._indptr[node], self._indptr[node + 1]
+        neighbours = self.neighbours[first:end].astype(np.int64)
         return neighbours, self.heuristic(neighbours, target)
-
-    def neighbour_lists(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        """Each node's neighbours, most recently met first (`spans`)."""
-        first, count = self.spans(np.asarray(nodes, np.int64))
-        ends = (first + count).tolist()
-        return [
-            self.neighbours[f:e].astype(np.int64) for f, e in zip(first.tolist(), ends, strict=True)
-        ]
 
     def spans(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each node's neighbour list lies in `neighbours` (first entry, count)."""
@@ -167,8 +166,8 @@ class Expansions:
 
     def _know(self, nodes: np.ndarray, slot: int) -> None:
         """Have the rows of `nodes` (with vectors) hold the goals from `slot` on: each
-        node's products with the goals it lacks (the searches from one start may ask
-        before those from an earlier start, which go to more targets)."""
+        node's products with the goals it lacks (`astar` asks in the order of the starts,
+        each time for fewer goals, so a row lacks none; `shortest_path` may ask in any)."""
         wanted = len(self._goals) - slot
         known = self._known[nodes]
         lacking = known < wanted

@@ -30,7 +30,8 @@ question wants. Its facts still join it to other entities. Chosen on the dev set
 `memory.strategies.personalai`).
 
 A node's hyperedges and a hyperedge's members are CSR rows of the incidence matrix and of
-its transpose; a node's neighbours (nodes sharing a hyperedge) are read off those rows.
+its transpose; a node's neighbours (nodes sharing a hyperedge) are read off those rows,
+every node's once per hypergraph, into its adjacency (A*'s lists).
 Each hyperedge has a text vector for similarity to the question: the stored fact statement
 vector, the thesis text embedded once per view, the segment's stored vector. Entity nodes
 carry their description vectors (A*'s inner-product heuristic); the other nodes have none.
@@ -210,19 +211,13 @@ class Hypergraph:
         row = self.members
         return row.indices[row.indptr[hyperedge] : row.indptr[hyperedge + 1]]
 
-    def neighbours_of(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        """Each node's neighbours, the other members of its hyperedges, the most recently
-        met first (`neighbour_rows`, split node by node)."""
-        members, counts = self.neighbour_rows(nodes)
-        return np.split(members, np.cumsum(counts)[:-1]) if len(counts) else []
-
     def neighbour_rows(self, nodes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(every node's neighbours concatenated node by node, each node's count): the
         other members of its hyperedges, the most recently met first. Read off the nodes'
-        hyperedges (not from a whole-graph node x node product, which hub episodes make
-        large and slow to build), all in one pass: the members of every node's hyperedges
-        in a row (grouped by node, in the order met), each (node, member) pair's first
-        occurrence kept (`first_pairs`), each node's group reversed."""
+        hyperedges in order (a sparse node x node product would lose that order), all in
+        one pass: the members of every node's hyperedges in a row (grouped by node, in the
+        order met), each (node, member) pair's first occurrence kept (`first_pairs`), each
+        node's group reversed."""
         nodes = np.asarray(nodes, np.int64)
         if not len(nodes):
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
