@@ -18,6 +18,10 @@ ends (D_max reached, or only counterfactual paths left after every beam stopped)
 flushed into P_final; a root that stops before its first hop contributes no evidence (a
 bare entity carries no fact to serialize); paths are simple (no entity twice), which the
 expander and repairer guarantee.
+
+Several roots' searches run together a depth at a time (`beam_searches`): the same
+searches, with what a depth's beams need read at once (`prepare`) and, given `HopSteps`,
+candidates kept as (parent, hop) pairs and scored a depth at once (`_level_hops`).
 """
 
 from __future__ import annotations
@@ -25,8 +29,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
 
-from memory.real.paths import Path, Scores, path_score
+from memory.real.paths import (
+    Hop,
+    Path,
+    Scores,
+    best_first,
+    extended_text,
+    path_score,
+    scored_values,
+)
 
 Expander = Callable[[Path], list[Path]]
 Evaluate = Callable[[Sequence[Path]], list[Scores]]
@@ -86,32 +100,118 @@ def repair_budget(scores: Sequence[Scores], params: BeamParams) -> int:
 
 def top_k(pool: dict[Path, Scores], k: int) -> list[Path]:
     """The k best paths by S(P|q); ties broken by path text, so the search is deterministic."""
-    return sorted(pool, key=lambda p: (-path_score(p, pool[p]), p.text))[:k]
+    scored = [(p, path_score(p, s)) for p, s in pool.items()]
+    return [p for p, _ in best_first(scored, itemgetter(1), lambda x: x[0].text)[:k]]
 
 
 def beam_search(
     root: Path, expand: Expander, repair: Expander, evaluate: Evaluate, params: BeamParams
 ) -> SearchResult:
     """P_final of one root (Algorithm 1's inner loops), with its scores and trace."""
-    trace = SearchTrace(visited={root.root})
-    final: dict[Path, Scores] = {}
-    beams, pool = [root], {}
+    return beam_searches([root], expand, repair, evaluate, params)[0]
+
+
+@dataclass(frozen=True)
+class HopSteps:
+    """The search's steps a hop at a time, for a search that builds the paths it keeps
+    only: `expand` and `repair` give the hops the path-level ones extend the path by (in
+    their order), `score` the scores of the paths extended by each hop with a state, for
+    several paths' hops at once, and `adopt` keeps that state on the path once built
+    (`EmbeddingEvaluator.score_many`, `adopt`). Of ~650 candidate paths a query at 100k
+    facts, ~100 become beams."""
+
+    expand: Callable[[list[Path]], list[list[Hop]]]
+    """Per path, the hops of its expansions (for several paths at once)."""
+    repair: Callable[[Path], list[Hop]]
+    score: Callable[[Sequence[tuple[Path, Sequence[Hop]]]], list[list[Scored]]]
+    """Per (parent, hops), per hop: the S_QR, S_LC, S_AS of the parent extended by it and
+    a state."""
+    adopt: Callable[[Path, Scored], Scores]
+    """Keep a scored hop's state on the path built with it; its scores."""
+
+
+def beam_searches(
+    roots: Sequence[Path],
+    expand: Expander,
+    repair: Expander,
+    evaluate: Evaluate,
+    params: BeamParams,
+    prepare: Callable[[list[Path]], None] | None = None,
+    steps: HopSteps | None = None,
+) -> list[SearchResult]:
+    """`beam_search` of every root, run level by level together: at each depth every
+    root's beams are expanded before any root's next ones, and `prepare` (when given) is
+    first told all the beams about to be expanded, so that what their ends need is read
+    at once (`SearchSpace.prepare`: one read of their edge vectors, where the searches
+    one after the other read each end's alone). The searches share nothing else: each
+    root's result is the one its own `beam_search` gives. With `steps` (the same search
+    a hop at a time), candidates stay (parent, hop) pairs until kept as beams: the same
+    pool in the same order, ranked by the same scores and texts (`_level_hops`)."""
+    searches = [_Search(root) for root in roots]
     for depth in range(params.max_depth):
-        pool = {}
+        active = [search for search in searches if not search.done]
+        if not active:
+            break
+        if prepare is not None:
+            prepare([path for search in active for path in search.beams])
+        if steps is None:
+            for search in active:
+                search.level(depth, expand, repair, evaluate, params)
+        else:
+            _level_hops(active, depth, steps, evaluate, params)
+    results = []
+    for search in searches:
+        for path in search.beams:
+            search.final.setdefault(path, search.pool[path])
+        results.append(SearchResult(search.final, search.trace))
+    return results
+
+
+class _Search:
+    """One root's search in progress (Algorithm 1's state between two depths)."""
+
+    def __init__(self, root: Path) -> None:
+        self.trace = SearchTrace(visited={root.root})
+        self.final: dict[Path, Scores] = {}
+        self.beams = [root]
+        self.pool: dict[Path, Scores] = {}
+        self.done = False
+
+    def level(
+        self, depth: int, expand: Expander, repair: Expander, evaluate: Evaluate, params: BeamParams
+    ) -> None:
+        """Expand every beam once (one hop deeper); `done` once the search ends."""
+        trace, final = self.trace, self.final
+        pool: dict[Path, Scores] = {}
+        self.pool = pool
         every_beam_stopped = True
-        for path in beams:
+        delta_qr, delta_lc = params.delta_qr, params.delta_lc
+        for path in self.beams:
             candidates = expand(path)[: params.m]
             scores = evaluate([path, *candidates])
             own, expanded = scores[0], scores[1:]
             trace.beams += 1
             trace.evaluator_calls += 1
-            trace.visited.update(p.end for p in candidates)
-            reasons = counterfactual_reasons(expanded, params)
+            trace.visited.update([p.end for p in candidates])
+            # counterfactual_reasons, repair_budget and the best S_AS in one pass
+            best = relevance = coherence = float("-inf")
+            reliable = 0
+            for score in expanded:
+                r, c = score.relevance, score.coherence
+                best = max(best, score.sufficiency)
+                relevance, coherence = max(relevance, r), max(coherence, c)
+                reliable += r >= delta_qr and c >= delta_lc
+            if not expanded:
+                reasons = ["no_candidates"]
+            else:
+                reasons = ["low_relevance"] if relevance < delta_qr else []
+                if coherence < delta_lc:
+                    reasons.append("low_coherence")
             if reasons:
                 trace.counterfactual_triggers += 1
                 trace.reasons.update(reasons)
-                _merge_repairs(path, repair, evaluate, repair_budget(expanded, params), pool, trace)
-            best = max((s.sufficiency for s in expanded), default=float("-inf"))
+                budget = max(0, params.m - reliable)
+                _merge_repairs(path, repair, evaluate, budget, pool, trace)
             if own.sufficiency >= best:
                 if path.hops:
                     final[path] = own
@@ -122,14 +222,128 @@ def beam_search(
                     pool[candidate] = score
         trace.depth = depth + 1
         if not pool:
-            beams = []
-            break
-        beams = top_k(pool, params.k)
+            self.beams = []
+            self.done = True
+            return
+        self.beams = top_k(pool, params.k)
         if every_beam_stopped:
-            break
-    for path in beams:
-        final.setdefault(path, pool[path])
-    return SearchResult(final, trace)
+            self.done = True
+
+
+Scored = tuple[float, float, float, Any]
+"""(S_QR, S_LC, S_AS, state) of a hop (`HopSteps.score`)."""
+Entry = tuple[float, Path, Hop, Scored]
+"""A candidate of `_level_hops`: (S(P|q), parent, hop, its scores)."""
+
+
+def _level_hops(
+    searches: list[_Search], depth: int, steps: HopSteps, evaluate: Evaluate, params: BeamParams
+) -> None:
+    """`_Search.level` of every search, with candidates as (parent, hop) entries (`Entry`),
+    in phases over all their beams: every beam's hops, all of them scored together, every
+    repair needed, all of those scored together; then each search takes its beams in
+    order as `level` does (repairs merged, then expansions pooled), so every pool, trace
+    and final path is `level`'s. A pool is a list (a level's candidates are distinct
+    paths: each beam's hops are distinct edges, and beams differ), ranked as `top_k`
+    ranks the dict, and only the k kept are built as paths."""
+    jobs = [(search, path) for search in searches for path in search.beams]
+    owns = [evaluate([path])[0] for _, path in jobs]
+    expansions = [hops[: params.m] for hops in steps.expand([path for _, path in jobs])]
+    expanded = steps.score([(path, hops) for (_, path), hops in zip(jobs, expansions, strict=True)])
+    delta_qr, delta_lc = params.delta_qr, params.delta_lc
+    plans = []
+    for scores in expanded:
+        best = relevance = coherence = float("-inf")
+        reliable = 0
+        for r, c, a, _ in scores:  # the maxima as `max` finds them
+            if a > best:
+                best = a
+            if r > relevance:
+                relevance = r
+            if c > coherence:
+                coherence = c
+            reliable += r >= delta_qr and c >= delta_lc
+        if not scores:
+            reasons = ["no_candidates"]
+        else:
+            reasons = ["low_relevance"] if relevance < delta_qr else []
+            if coherence < delta_lc:
+                reasons.append("low_coherence")
+        budget = max(0, params.m - reliable) if reasons else 0
+        plans.append((best, reasons, budget))
+    repairs = {j: steps.repair(path) for j, (_, path) in enumerate(jobs) if plans[j][2] > 0}
+    repaired = [j for j, hops in repairs.items() if hops]
+    recovered = dict(
+        zip(repaired, steps.score([(jobs[j][1], repairs[j]) for j in repaired]), strict=True)
+    )
+    pools: dict[int, list[Entry]] = {id(search): [] for search in searches}
+    stopped = {id(search): True for search in searches}
+    for j, (search, path) in enumerate(jobs):
+        trace, pool = search.trace, pools[id(search)]
+        hops, scores, own = expansions[j], expanded[j], owns[j]
+        best, reasons, budget = plans[j]
+        trace.beams += 1
+        trace.evaluator_calls += 1
+        trace.visited.update([hop.target for hop in hops])
+        if reasons:
+            trace.counterfactual_triggers += 1
+            trace.reasons.update(reasons)
+            if j in recovered:
+                _merge_entries(path, repairs[j], recovered[j], budget, pool, trace)
+        if own.sufficiency >= best:
+            if path.hops:
+                search.final[path] = own
+            continue
+        stopped[id(search)] = False
+        confidence, floor = path.confidence, own.sufficiency
+        for hop, score in zip(hops, scores, strict=True):
+            if score[2] > floor:
+                value = scored_values(score[0], score[1], score[2], confidence * hop.confidence)
+                pool.append((value, path, hop, score))
+    for search in searches:
+        pool = pools[id(search)]
+        search.trace.depth = depth + 1
+        if not pool:
+            search.beams = []
+            search.done = True
+            continue
+        search.beams, search.pool = [], {}
+        for _, parent, hop, score in best_first(pool, itemgetter(0), _entry_text)[: params.k]:
+            beam = parent.extend(hop)
+            search.pool[beam] = steps.adopt(beam, score)
+            search.beams.append(beam)
+        if stopped[id(search)]:
+            search.done = True
+
+
+def _entry_text(entry: Entry) -> str:
+    return extended_text(entry[1], entry[2])
+
+
+def _merge_entries(
+    path: Path,
+    hops: list[Hop],
+    recovered: list[Scored],
+    budget: int,
+    pool: list[Entry],
+    trace: SearchTrace,
+) -> None:
+    """`_merge_repairs` of the recovered hops of `path` and their scores (`_level_hops`)."""
+    trace.evaluator_calls += 1
+    confidence = path.confidence
+    ranked = best_first(
+        [
+            (scored_values(s[0], s[1], s[2], confidence * hop.confidence), path, hop, s)
+            for hop, s in zip(hops, recovered, strict=True)
+        ],
+        itemgetter(0),
+        _entry_text,
+    )
+    for entry in ranked[:budget]:
+        pool.append(entry)
+        hop = entry[2]
+        trace.visited.add(hop.target)
+        trace.repairs[hop.repair or "none"] += 1
 
 
 def _merge_repairs(
@@ -148,10 +362,12 @@ def _merge_repairs(
         return
     scores = evaluate(recovered)
     trace.evaluator_calls += 1
-    ranked = sorted(
-        zip(recovered, scores, strict=True), key=lambda ps: (-path_score(*ps), ps[0].text)
+    ranked = best_first(
+        [(p, s, path_score(p, s)) for p, s in zip(recovered, scores, strict=True)],
+        itemgetter(2),
+        lambda x: x[0].text,
     )
-    for candidate, score in ranked[:budget]:
+    for candidate, score, _ in ranked[:budget]:
         pool[candidate] = score
         trace.visited.add(candidate.end)
         trace.repairs[candidate.hops[-1].repair or "none"] += 1

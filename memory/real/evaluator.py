@@ -21,6 +21,12 @@ Two evaluators share one interface (`score(paths) -> list[Scores]`):
   counted in `stats`, cache hits cost none.
 
 Confidence is not part of S(p): it weighs the scalar S(P|q) (`paths.path_score`).
+
+The embedding evaluator scores the hops of many parents in one pass of array operations
+(`EmbeddingEvaluator.score_many`, a search depth's ~125 candidates at once), bit for bit
+as path by path: vector sums and centroids are elementwise, each row's dot products are
+BLAS's dot of two vectors (`np.vecdot`, as `ndarray.dot` and `@` of one row take them),
+and the comparisons are those `min`, `max` and `overlaps` make.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import ValidationError
 
-from memory.real.paths import Hop, Path, Scores
+from memory.real.paths import Hop, Path, Scores, new_scores
 from memory.snapshot_view import SnapshotView
 from schemas.real_evaluator import PathScores
 from transforms.llm.backends import shared_backend
@@ -51,6 +57,14 @@ TYPE_MISMATCH = 0.5
 DISJOINT_TIME = 0.5
 """S_LC factor for consecutive hops whose valid intervals do not overlap."""
 EVALUATORS = ("embedding", "llm")
+STATE = "_embedding_evaluation"
+Scored = tuple[float, float, float, Any]
+"""A path's (S_QR, S_LC, S_AS) and the state `EmbeddingEvaluator.adopt` keeps on it once
+the path is built."""
+_new = object.__new__
+_set = object.__setattr__
+"""The key under which `EmbeddingEvaluator` keeps a path's scores in the path's
+`__dict__` (outside its compared fields)."""
 PROMPT_VERSION = "real_path_evaluator/v1"
 
 
@@ -66,69 +80,308 @@ class EmbeddingEvaluator:
     running state, the sum of its statement vectors and its weakest link: the sum adds the
     new hop's vector to the parent's, the additions `centroid_of` makes in the same order,
     and the weakest link is the smaller of the parent's and the new link, so the scores
-    are bit for bit those of the path scored whole (~735 paths a query at 100k facts)."""
+    are bit for bit those of the path scored whole (~700 paths a query at 100k facts).
+    Scores and state are kept on the path object itself (`STATE`, with the evaluator
+    that computed them), not in a dict keyed by path: a path's hash folds every hop's, and
+    most paths a search scores are dropped unhashed. An equal path built apart is scored
+    again, to the same values."""
 
     def __init__(self, query_vector: np.ndarray, expected_type: str | None) -> None:
         self.query_vector = np.asarray(query_vector, dtype=np.float32)
         self.expected_type = expected_type
-        self._scores: dict[Path, Scores] = {}
-        self._state: dict[Path, tuple[np.ndarray | None, int, float]] = {}
-        """Per scored path: (the sum of its hop vectors, None where their dtypes differ
-        or it has none; how many; its coherence)."""
+
+    def _known(self, path: Path) -> tuple[Any, ...] | None:
+        """(self, scores, vector sum (None where the hop vectors' dtypes differ or it has
+        none), how many, coherence) of a path this evaluator scored, else None."""
+        known = path.__dict__.get(STATE)
+        return known if known is not None and known[0] is self else None
 
     def score(self, paths: Sequence[Path]) -> list[Scores]:
+        """`score_one` of each path; the paths not scored yet that extend one scored
+        parent by a hop (a beam's expansions, its repairs) are scored together
+        (`_score_children`)."""
+        fresh = [p for p in paths if self._known(p) is None]
+        if len(fresh) > 1:
+            parent = fresh[0].parent
+            if (
+                parent is not None
+                and self._known(parent) is not None
+                and all(p.parent is parent for p in fresh)
+            ):
+                self._score_children(parent, fresh)
         return [self.score_one(path) for path in paths]
 
-    def score_one(self, path: Path) -> Scores:
-        known = self._scores.get(path)
-        if known is None:
-            known = self._score(path)
-            self._scores[path] = known
-        return known
+    def _score_children(self, parent: Path, children: list[Path]) -> None:
+        """Score `children`, each `parent` and one hop more, together (`_score_hops`)."""
+        states = self._score_hops(parent, [child.hops[-1] for child in children])
+        if states is not None:
+            for child, state in zip(children, states, strict=True):
+                child.__dict__[STATE] = state
 
-    def _score(self, path: Path) -> Scores:
-        if not path.hops:
-            self._state[path] = (None, 0, 1.0)
-            return Scores(0.0, 1.0, 0.0)
-        total, count, weakest = self._running(path)
-        self._state[path] = (total, count, weakest)
+    def score_hops(self, parent: Path, hops: Sequence[Hop]) -> list[Scored]:
+        """Per hop, the scores of `parent.extend(hop)` without building it where the hops
+        can be scored together (`_score_hops`): (S_QR, S_LC, S_AS, a state for `adopt`).
+        A search builds the paths it keeps only."""
+        if self._known(parent) is None:
+            self.score_one(parent)
+        states = self._score_hops(parent, hops)
+        if states is None:
+            states = []
+            for hop in hops:
+                child = parent.extend(hop)
+                self.score_one(child)
+                states.append(child.__dict__[STATE])
+        return [
+            (state[1].relevance, state[1].coherence, state[1].sufficiency, state)
+            for state in states
+        ]
+
+    def score_many(self, items: Sequence[tuple[Path, Sequence[Hop]]]) -> list[list[Scored]]:
+        """`score_hops` of each (parent, hops), the hops of all parents scored together
+        where they can be (`_score_rows`: a search level's ~25 beams at once), else
+        parent by parent."""
+        for parent, _ in items:
+            if self._known(parent) is None:
+                self.score_one(parent)
+        results: list[list[Scored] | None] = [None] * len(items)
+        groups: dict[tuple[bool, Any], list[int]] = {}
+        for i, (parent, hops) in enumerate(items):
+            key = self._row_group(parent, hops)
+            if key is None:
+                results[i] = self.score_hops(parent, hops)
+            else:
+                groups.setdefault(key, []).append(i)
+        for (summed, _), members in groups.items():
+            scored = self._score_rows([items[i] for i in members], summed)
+            for i, part in zip(members, scored, strict=True):
+                results[i] = part
+        return results  # type: ignore[return-value]
+
+    def adopt(self, path: Path, scored: Scored) -> Scores:
+        """Keep on `path` (the parent `score_hops` or `score_many` scored, extended by
+        the hop) the scores and state they gave for it; its scores."""
+        relevance, coherence, sufficiency, state = scored
+        if state[0] is self:  # a state `_score_hops` or `_score` made
+            path.__dict__[STATE] = state
+            return state[1]
+        _, sums, row, count = state
+        scores = new_scores(relevance, coherence, sufficiency)
+        total = sums[row] if sums is not None else path.hops[-1].vector
+        path.__dict__[STATE] = (self, scores, total, count, coherence)
+        return scores
+
+    def _row_group(self, parent: Path, hops: Sequence[Hop]) -> tuple[bool, Any] | None:
+        """Which rows of `_score_rows` the hops of `parent` join: (whether the parent has a
+        vector sum, the rows' dtype), None where they cannot (no hops, a hop without a
+        vector, a dtype that differs from the sum's, or from the previous hop's)."""
+        if not hops:
+            return None
+        _, _, total, count, _ = self._known(parent)
+        if count and total is None:
+            return None
+        first = hops[0].vector
+        if first is None:
+            return None
+        dtype = first.dtype
+        for hop in hops:
+            vector = hop.vector
+            if vector is None or vector.dtype != dtype:
+                return None
+        if count and total.dtype != dtype:
+            return None
+        previous = parent.hops[-1] if parent.hops else None
+        if previous is not None and previous.vector is not None and previous.vector.dtype != dtype:
+            return None
+        return bool(count), dtype
+
+    def _score_rows(
+        self, items: list[tuple[Path, Sequence[Hop]]], summed: bool
+    ) -> list[list[Scored]]:
+        """`_score_hops` of each (parent, hops) of one `_row_group`, on the rows of all
+        of them stacked: the sums, centroids and dot products are the same per-row
+        operations (`_score_hops`), each row with its own parent's sum, count and
+        previous hop."""
+        parents = [self._known(parent) for parent, _ in items]
+        sizes = [len(hops) for _, hops in items]
+        owner = np.repeat(np.arange(len(items)), sizes)
+        stacked = np.array([hop.vector for _, hops in items for hop in hops])
+        # each parent's sum plus its hops' vectors (the vectors alone under a bare root)
+        sums = np.array([state[2] for state in parents])[owner] + stacked if summed else stacked
+        counts = np.array([state[3] + 1 for state in parents], stacked.dtype)[owner]
+        centroids = sums / counts[:, None]
+        norms = np.sqrt(np.vecdot(centroids, centroids)).astype(np.float64)
+        dots = np.vecdot(centroids, self.query_vector).astype(np.float64)
+        # S_QR: max(0.0, min(1.0, dot / norm)) where the norm is positive, else 0.0, each
+        # comparison as Python's `min` and `max` make it (on the same doubles)
+        positive = norms > 0
+        cosine = np.divide(dots, norms, out=np.zeros_like(dots), where=positive)
+        cosine = np.where(cosine < 1.0, cosine, 1.0)
+        relevance = np.where(positive & (cosine > 0.0), cosine, 0.0)
+        fits = [
+            self.expected_type is None or hop.target_type == self.expected_type
+            for _, hops in items
+            for hop in hops
+        ]
+        sufficiency = np.where(fits, relevance, relevance * TYPE_MISMATCH).tolist()
+        relevance = relevance.tolist()
+        # S_LC: min(parent's, link_strength(previous, hop)) for parents with hops
+        weakest = np.array([state[4] for state in parents])[owner]
+        linked = [
+            i
+            for i, (parent, _) in enumerate(items)
+            if parent.hops and parent.hops[-1].vector is not None
+        ]
+        link = np.ones(len(stacked))
+        if linked:
+            rows = np.flatnonzero(np.isin(owner, linked))
+            previous = np.array([items[i][0].hops[-1].vector for i in linked])
+            at = np.full(len(items), -1)
+            at[linked] = np.arange(len(linked))
+            cosines = np.vecdot(stacked[rows], previous[at[owner[rows]]]).astype(np.float64)
+            cosines = np.where(cosines > -1.0, cosines, -1.0)
+            link[rows] = (1.0 + np.where(cosines < 1.0, cosines, 1.0)) / 2.0
+        disjoint = np.zeros(len(stacked), bool)
+        row = 0
+        for parent, hops in items:
+            if parent.hops:
+                start, stop = parent.hops[-1].valid_from, parent.hops[-1].valid_to
+                for hop in hops:  # not overlaps(previous, hop)
+                    disjoint[row] = not (
+                        (start is None or hop.valid_to is None or start < hop.valid_to)
+                        and (hop.valid_from is None or stop is None or hop.valid_from < stop)
+                    )
+                    row += 1
+            else:
+                row += len(hops)
+        link = np.where(disjoint, link * DISJOINT_TIME, link)
+        has_previous = np.repeat([bool(parent.hops) for parent, _ in items], sizes)
+        coherence = np.where(has_previous & (link < weakest), link, weakest).tolist()
+        results: list[list[Scored]] = []
+        rows = sums if summed else None
+        row = 0
+        for (_, hops), state in zip(items, parents, strict=True):
+            count = state[3] + 1
+            part = []
+            for _ in hops:
+                part.append(
+                    (relevance[row], coherence[row], sufficiency[row], (None, rows, row, count))
+                )
+                row += 1
+            results.append(part)
+        return results
+
+    def _score_hops(self, parent: Path, hops: Sequence[Hop]) -> list[tuple[Any, ...]] | None:
+        """The states (self, scores, vector sum, count, coherence) of `parent` extended by
+        each of `hops`, as `_score` computes them one by one, bit for bit: the vector sums
+        and centroids are the same elementwise operations on stacked rows, and
+        `np.vecdot` takes each row's dot product as `ndarray.dot` and `@` of one row do
+        (BLAS's dot of two vectors, a row at a time); the rest is the same Python
+        arithmetic. None where a hop has no vector, or one of another dtype than the
+        parent's sum (left to `_score`)."""
+        _, _, total, count, weakest = self._known(parent)
+        vectors = [hop.vector for hop in hops]
+        if not vectors or any(v is None for v in vectors) or (count and total is None):
+            return None if vectors else []
+        dtype = vectors[0].dtype if not count else total.dtype
+        if any(v.dtype != dtype for v in vectors):
+            return None
+        stacked = np.array(vectors)  # np.stack's rows, without its Python-level checks
+        sums = total + stacked if count else stacked
+        count += 1
+        centroids = sums / count
+        norms = np.sqrt(np.vecdot(centroids, centroids)).tolist()
+        dots = np.vecdot(centroids, self.query_vector).tolist()
+        previous = parent.hops[-1] if parent.hops else None
+        links = start = stop = None
+        if previous is not None:
+            start, stop = previous.valid_from, previous.valid_to
+            if previous.vector is not None:
+                links = np.vecdot(stacked, previous.vector).tolist()
+        expected = self.expected_type
+        states = []
+        for i, hop in enumerate(hops):
+            relevance, norm = 0.0, norms[i]
+            if norm > 0:  # max(0.0, min(1.0, cosine)), as the comparisons they make
+                relevance = dots[i] / norm
+                relevance = relevance if relevance < 1.0 else 1.0
+                relevance = relevance if relevance > 0.0 else 0.0
+            coherence = weakest
+            if previous is not None:  # min(weakest, link_strength(previous, hop))
+                link = 1.0
+                if links is not None:  # (1 + min(1.0, max(-1.0, cosine))) / 2
+                    cosine = links[i]
+                    cosine = cosine if cosine > -1.0 else -1.0
+                    link = (1.0 + (cosine if cosine < 1.0 else 1.0)) / 2.0
+                if not (
+                    (start is None or hop.valid_to is None or start < hop.valid_to)
+                    and (hop.valid_from is None or stop is None or hop.valid_from < stop)
+                ):  # not overlaps(previous, hop)
+                    link *= DISJOINT_TIME
+                coherence = link if link < weakest else weakest
+            sufficiency = (
+                relevance
+                if expected is None or hop.target_type == expected
+                else relevance * TYPE_MISMATCH
+            )
+            scores = _new(Scores)
+            _set(
+                scores,
+                "__dict__",
+                {"relevance": relevance, "coherence": coherence, "sufficiency": sufficiency},
+            )
+            states.append((self, scores, sums[i] if count > 1 else vectors[i], count, coherence))
+        return states
+
+    def score_one(self, path: Path) -> Scores:
+        known = self._known(path)
+        if known is None:
+            known = path.__dict__[STATE] = (self, *self._score(path))
+        return known[1]
+
+    def _score(self, path: Path) -> tuple[Scores, np.ndarray | None, int, float]:
+        """(scores, vector sum, count, coherence) of `path`: the running state from its
+        parent's when that was scored, else from its hops (`centroid_of`'s sum,
+        `coherence`)."""
+        hops = path.hops
+        if not hops:
+            return new_scores(0.0, 1.0, 0.0), None, 0, 1.0
+        parent = self._known(path.parent) if path.parent is not None else None
+        hop = hops[-1]
+        if parent is None:
+            vectors = [h.vector for h in hops if h.vector is not None]
+            mixed = any(v.dtype != vectors[0].dtype for v in vectors)
+            total = None if mixed or not vectors else vectors[0]
+            for vector in vectors[1:] if total is not None else ():
+                total = total + vector
+            count, weakest = len(vectors), coherence(hops)
+        else:
+            _, _, total, count, weakest = parent
+            if len(hops) > 1:
+                weakest = min(weakest, link_strength(hops[-2], hop))
+            vector = hop.vector
+            if vector is not None:
+                if not count:
+                    total, count = vector, 1
+                elif total is None or total.dtype != vector.dtype:
+                    total, count = None, count + 1
+                else:
+                    total, count = total + vector, count + 1
         relevance = 0.0
         if count:
             if total is None:
-                centroid = centroid_of([hop.vector for hop in path.hops if hop.vector is not None])
+                centroid = centroid_of([h.vector for h in hops if h.vector is not None])
             else:
                 centroid = total / count
             norm = float(np.sqrt(centroid.dot(centroid)))
             if norm > 0:
                 relevance = max(0.0, min(1.0, float(centroid @ self.query_vector) / norm))
-        end_type = path.hops[-1].target_type
-        fits = self.expected_type is None or end_type == self.expected_type
-        sufficiency = relevance * (1.0 if fits else TYPE_MISMATCH)
-        return Scores(relevance, weakest, sufficiency)
-
-    def _running(self, path: Path) -> tuple[np.ndarray | None, int, float]:
-        """(vector sum, count, coherence) of `path`, from its parent's state when that was
-        scored, else from its hops (`centroid_of`'s sum, `coherence`)."""
-        parent = self._state.get(path.parent) if path.parent is not None else None
-        if parent is None:
-            vectors = [hop.vector for hop in path.hops if hop.vector is not None]
-            mixed = any(v.dtype != vectors[0].dtype for v in vectors)
-            total = None if mixed or not vectors else vectors[0]
-            for vector in vectors[1:] if total is not None else ():
-                total = total + vector
-            return total, len(vectors), coherence(path.hops)
-        total, count, weakest = parent
-        hop = path.hops[-1]
-        if len(path.hops) > 1:
-            weakest = min(weakest, link_strength(path.hops[-2], hop))
-        vector = hop.vector
-        if vector is None:
-            return total, count, weakest
-        if not count:
-            return vector, 1, weakest
-        if total is None or total.dtype != vector.dtype:
-            return None, count + 1, weakest
-        return total + vector, count + 1, weakest
+        expected = self.expected_type
+        sufficiency = (
+            relevance
+            if expected is None or hop.target_type == expected
+            else relevance * TYPE_MISMATCH
+        )
+        return new_scores(relevance, weakest, sufficiency), total, count, weakest
 
 
 def centroid_of(vectors: Sequence[np.ndarray]) -> np.ndarray:

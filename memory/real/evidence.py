@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
 from memory.graph import MemoryGraph
 from memory.passage_links import PassageLinks
-from memory.real.paths import Hop, Path, Scores, path_score
+from memory.real.paths import Hop, Path, Scores, best_first, path_score
 
 MENTION_WEIGHT = 0.5
 MAX_PATHS = 3
@@ -46,8 +47,8 @@ def aggregate(
         score = path_score(path, scores)
         return score * root_weight(path.root) if root_weight is not None else score
 
-    ranked = sorted(
-        ((p, s, weight(p, s)) for p, s in final.items()), key=lambda x: (-x[2], x[0].text)
+    ranked = best_first(
+        [(p, s, weight(p, s)) for p, s in final.items()], itemgetter(2), lambda x: x[0].text
     )
     seen: set[frozenset[tuple[int | None, int, int, tuple[int, ...]]]] = set()
     evidence = []
@@ -85,6 +86,15 @@ def node_segments(graph: MemoryGraph, links: PassageLinks | None, node: int) -> 
     return np.asarray(mentioned.indices[mentioned.indptr[node] : mentioned.indptr[node + 1]])
 
 
+def graph_segments(graph: MemoryGraph, links: PassageLinks | None, found: np.ndarray) -> int:
+    """A bound on the segment positions: the graph's segments, or more where `found`
+    (segment positions) reaches beyond them."""
+    width = len(graph.segment_ids)
+    if links is not None:
+        width = max(width, links.n_segments)
+    return max(width, int(found.max()) + 1) if len(found) else width
+
+
 def rank_segments(
     graph: MemoryGraph, evidence: list[Evidence], k: int, links: PassageLinks | None = None
 ) -> tuple[list[tuple[str, float]], dict[str, list[str]]]:
@@ -95,37 +105,59 @@ def rank_segments(
     lists the first `MAX_PATHS` distinct path texts of its credits, in that order. Scores
     are taken over all credits as arrays (a hub entity is mentioned by thousands of
     segments); the texts are replayed for the k segments returned only."""
-    segments: list[np.ndarray] = []
-    values: list[np.ndarray] = []
-    items: list[np.ndarray] = []
-
-    def credit(at: np.ndarray, score: np.ndarray | float, item: int) -> None:
-        segments.append(np.asarray(at, np.int64))
-        values.append(np.broadcast_to(np.asarray(score, np.float64), (len(at),)))
-        items.append(np.full(len(at), item, np.int64))
-
+    segments: list[int] = []
+    values: list[float] = []
+    items: list[int] = []
     for i, item in enumerate(evidence):
         for hop in item.path.hops:
-            credit(np.array(supporting_segments(graph, hop), np.int64), item.score, i)
+            supporting = supporting_segments(graph, hop)
+            segments += supporting
+            values += [item.score] * len(supporting)
+            items += [i] * len(supporting)
+    # every path's mentioning segments with their counts, path by path in segment order
+    # (each path's `np.unique(..., return_counts=True)`), from one sort of all of them
+    naming: dict[int, np.ndarray] = {}
+    arrays, owners, shares = [], [], []
     for i, item in enumerate(evidence):
         entities = set(item.path.entities)
-        mentioning = np.concatenate(
-            [np.asarray(node_segments(graph, links, e), np.int64) for e in entities]
-        )
-        at, count = np.unique(mentioning, return_counts=True)
-        credit(at, MENTION_WEIGHT * item.score * count / len(entities), i)
-    if not segments or not sum(len(s) for s in segments):
+        shares.append(len(entities))
+        for e in entities:
+            known = naming.get(e)
+            if known is None:
+                known = naming[e] = np.asarray(node_segments(graph, links, e), np.int64)
+            arrays.append(known)
+            owners.append(i)
+    mentions = np.zeros(0, np.int64)
+    if arrays:
+        mentions = np.concatenate(arrays)
+    if not segments and not len(mentions):
         return [], {}
-    segment, value, item_of = (np.concatenate(c) for c in (segments, values, items))
+    width = graph_segments(graph, links, mentions)
+    owner = np.repeat(owners, [len(a) for a in arrays])
+    keys, count = np.unique(owner * width + mentions, return_counts=True)
+    path_of = keys // width
+    weight = np.array([MENTION_WEIGHT * item.score for item in evidence])[path_of]
+    segment = np.concatenate([np.array(segments, np.int64), keys - path_of * width])
+    value = np.concatenate(
+        [np.array(values, np.float64), weight * count / np.array(shares)[path_of]]
+    )
+    item_of = np.concatenate([np.array(items, np.int64), path_of])
     distinct, inverse = np.unique(segment, return_inverse=True)
-    best = np.zeros(len(distinct))
-    np.add.at(best, inverse, value)
+    # the credits added in order, one at a time (as `np.add.at` adds them)
+    best = np.bincount(inverse, weights=value, minlength=len(distinct))
     top = np.lexsort((distinct, -best))[:k]
-    texts: dict[int, list[str]] = {int(distinct[t]): [] for t in top}
-    for at in np.flatnonzero(np.isin(inverse, top)).tolist():
-        listed = texts[int(segment[at])]
-        text = evidence[int(item_of[at])].path.text
-        if text not in listed and len(listed) < MAX_PATHS:
-            listed.append(text)
-    scored = [(graph.segment_ids[int(distinct[t])], round(float(best[t]), 6)) for t in top]
+    chosen, totals = distinct[top].tolist(), best[top].tolist()
+    texts: dict[int, list[str]] = {s: [] for s in chosen}
+    on_top = np.zeros(len(distinct), bool)
+    on_top[top] = True
+    credited = np.flatnonzero(on_top[inverse])
+    for at, item in zip(segment[credited].tolist(), item_of[credited].tolist(), strict=True):
+        listed = texts[at]
+        if len(listed) < MAX_PATHS:
+            text = evidence[item].path.text
+            if text not in listed:
+                listed.append(text)
+    scored = [
+        (graph.segment_ids[s], round(total, 6)) for s, total in zip(chosen, totals, strict=True)
+    ]
     return scored, {graph.segment_ids[s]: listed for s, listed in texts.items()}

@@ -37,8 +37,18 @@ from collections.abc import Collection
 import numpy as np
 
 from memory.real.intents import CAUSAL, INTENTS, is_taxonomic
-from memory.real.paths import Hop, Path
-from memory.real.space import INTENT, STABILITY, TIME, SearchSpace, edge_at, unvisited
+from memory.real.paths import Hop, Path, new_hop
+from memory.real.space import (
+    INTENT,
+    INTENT_FAILED_TABLE,
+    INTENT_INDEX,
+    STABILITY,
+    TIME,
+    EntityEdges,
+    SearchSpace,
+    edge_at,
+    unvisited,
+)
 from transforms.graph_links import linearize
 
 SYMMETRY = "symmetry"
@@ -48,6 +58,10 @@ CAUSALITY = "causality"
 CO_OCCURRENCE = "co_occurrence"
 SPECULATION = "speculation"
 TEMPLATES = (SYMMETRY, HYPONYMY, TEMPORAL_SUCCESSION, CAUSALITY, CO_OCCURRENCE, SPECULATION)
+FEW_EDGES = 32
+"""Rule edges of one (entity, intent) up to which their far ends are kept as a set too,
+so that a path visiting none of them (the usual case: the edge it came by passed the
+filters) needs no comparison of arrays."""
 CO_OCCURRENCE_CONFIDENCE = 0.5
 """Confidence of a co-occurrence hop: a guess (may_mention), at the hedged level."""
 
@@ -94,33 +108,52 @@ class Repairer:
         self.templates = frozenset(templates)
         self._admitted = np.array([t in self.templates for t in RULE_TEMPLATES], bool)
         """Per `RULE_TEMPLATES` key, whether its template is enabled."""
+        self._enabled = tuple(sorted(self.templates))
 
     def __call__(self, path: Path) -> list[Path]:
         """TopM of the rule hops and then the co-occurrence hops, ranked as arrays; hop
         objects are built for the m kept only."""
-        edges = self.space.edges_of(path.end)
-        at, templates = self.rule_edges(path)
+        return [path.extend(hop) for hop in self.hops(path)]
+
+    def hops(self, path: Path) -> list[Hop]:
+        """The hops of the recovered paths (`__call__`), in order."""
+        space, end = self.space, path.end
+        edges = space.edges_of(end)
+        at, keys = self._rule_edges(edges, path)
         targets, target_vectors = (
             self.co_occurrence_candidates(path)
             if CO_OCCURRENCE in self.templates
-            else (np.zeros(0, np.int64), None)
+            else (_NO_TARGETS, None)
         )
-        if not len(at) and not len(targets):
+        ruled = len(at)
+        if not ruled and not len(targets):
             return []
-        parts = [
-            *([self.space.edge_rows(path.end, at)] if len(at) else []),
-            *([target_vectors] if len(targets) else []),
-        ]
-        vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        shared = False  # the matrix's edge rows lie in a buffer later repairs rewrite
+        if not ruled:
+            vectors = target_vectors
+        elif not len(targets):
+            vectors = space.edge_rows(end, at)
+        else:
+            vectors = space.stacked_before(end, at, target_vectors)
+            shared = vectors is not None
+            if not shared:
+                vectors = space.stacked_rows(end, at, target_vectors)
         kept = []
-        for i in self.space.best(vectors):
-            if i < len(at):
-                edge = edge_at(edges, int(at[i]))
-                kept.append(self.space.fact_hop(path, edge, templates[i], vectors[i]))
+        for i in space.best(vectors):
+            if i < ruled:
+                j = int(at[i])
+                hop = space.edge_hop(
+                    end,
+                    int(edges.facts[j]),
+                    int(edges.others[j]),
+                    bool(edges.outgoing[j]),
+                    RULE_TEMPLATES[int(keys[i])],
+                    space.edge_rows(end, at[i : i + 1])[0] if shared else vectors[i],
+                )
             else:
-                j = i - len(at)
-                kept.append(self.co_occurrence_hop(path, int(targets[j]), target_vectors[j]))
-        return [path.extend(hop) for hop in kept]
+                hop = self.co_occurrence_hop(path, int(targets[i - ruled]), vectors[i])
+            kept.append(hop)
+        return kept
 
     def rule_hops(self, path: Path) -> list[Hop]:
         """Fact edges of the path's end admitted by a filter-relaxing template."""
@@ -136,14 +169,69 @@ class Repairer:
         the template of each): an edge failing exactly one filter, under the template
         `template_for` names for that filter and the fact's relation and label (asked once
         per distinct (filter, taxonomic relation, label) of the edges)."""
-        edges = self.space.edges_of(path.end)
-        intent_failed = edges.intent_failed(path.intent)
-        failing = edges.time_failed.astype(int) + edges.stability_failed + intent_failed
-        at = np.flatnonzero(edges.open(path) & (failing == 1))
-        failed = np.where(edges.time_failed[at], 0, np.where(edges.stability_failed[at], 1, 2))
-        key = (failed * 2 + edges.taxonomic[at]) * len(INTENTS) + edges.labels[at]
+        at, keys = self._rule_edges(self.space.edges_of(path.end), path)
+        return at, [RULE_TEMPLATES[k] for k in keys.tolist()]
+
+    def prepare(self, paths: list[Path]) -> None:
+        """The rule edges (`_rule_edges`) of each (end entity, intent) of `paths` not found
+        yet, found together: the filters of all their edges in one pass, cut per pair
+        (after `SearchSpace.prepare`, which reads the entities' edges)."""
+        space = self.space
+        pairs = []
+        for key in dict.fromkeys((p.end, p.intent) for p in paths if p.end < space._n):
+            edges = space._edges.get(key[0])
+            if edges is not None and (key[1], self._enabled) not in edges.memo:
+                pairs.append((key[1], edges))
+        if len(pairs) < 2:
+            return
+        counts = [len(edges.facts) for _, edges in pairs]
+        intents = np.repeat([INTENT_INDEX[intent] for intent, _ in pairs], counts)
+        time_failed = np.concatenate([edges.time_failed for _, edges in pairs])
+        stability_failed = np.concatenate([edges.stability_failed for _, edges in pairs])
+        labels = np.concatenate([edges.labels for _, edges in pairs])
+        taxonomic = np.concatenate([edges.taxonomic for _, edges in pairs])
+        intent_failed = INTENT_FAILED_TABLE[intents, labels]
+        failing = time_failed.astype(int) + stability_failed + intent_failed
+        at = np.flatnonzero(failing == 1)
+        failed = np.where(time_failed[at], 0, np.where(stability_failed[at], 1, 2))
+        key = (failed * 2 + taxonomic[at]) * len(INTENTS) + labels[at]
         admitted = self._admitted[key]
-        return at[admitted], [RULE_TEMPLATES[k] for k in key[admitted].tolist()]
+        at, key = at[admitted], key[admitted]
+        offsets = np.cumsum([0, *counts])
+        bounds = np.searchsorted(at, offsets).tolist()
+        for j, (intent, edges) in enumerate(pairs):
+            local = at[bounds[j] : bounds[j + 1]] - offsets[j]
+            others = edges.others[local]
+            few = frozenset(others.tolist()) if len(others) <= FEW_EDGES else None
+            edges.memo[(intent, self._enabled)] = (
+                local,
+                key[bounds[j] : bounds[j + 1]],
+                others,
+                few,
+            )
+
+    def _rule_edges(self, edges: EntityEdges, path: Path) -> tuple[np.ndarray, np.ndarray]:
+        """`rule_edges` with each template as its `RULE_TEMPLATES` key; the edges a
+        template admits for the path's intent are found once per (entity, intent,
+        templates enabled) (`EntityEdges.memo`), the path's visits then taken out."""
+        memo_key = (path.intent, self._enabled)
+        known = edges.memo.get(memo_key)
+        if known is None:
+            intent_failed = edges.intent_failed(path.intent)
+            failing = edges.time_failed.astype(int) + edges.stability_failed + intent_failed
+            at = np.flatnonzero(failing == 1)
+            failed = np.where(edges.time_failed[at], 0, np.where(edges.stability_failed[at], 1, 2))
+            key = (failed * 2 + edges.taxonomic[at]) * len(INTENTS) + edges.labels[at]
+            admitted = self._admitted[key]
+            at, key = at[admitted], key[admitted]
+            others = edges.others[at]
+            few = frozenset(others.tolist()) if len(others) <= FEW_EDGES else None
+            known = edges.memo[memo_key] = (at, key, others, few)
+        at, key, others, few = known
+        if len(at) and (few is None or not few.isdisjoint(path.entities)):
+            open_ = unvisited(others, path)
+            at, key = at[open_], key[open_]
+        return at, key
 
     def co_occurrence_hops(self, path: Path) -> list[Hop]:
         """Hops to entities sharing a segment with the end entity but no fact with it."""
@@ -167,18 +255,32 @@ class Repairer:
 
     def co_occurrence_hop(self, path: Path, target: int, vector: np.ndarray | None = None) -> Hop:
         """The co-occurrence hop to `target` (`vector`: its description vector, when the
-        caller has read it)."""
-        graph, space = self.space.graph, self.space
-        source_name, target_name = graph.entity_names[path.end], graph.entity_names[target]
-        return Hop(
-            fact=None,
-            source=path.end,
-            target=target,
-            relation="co_occurs",
-            target_name=target_name,
-            text=linearize(source_name, "co_occurs", target_name),
-            confidence=CO_OCCURRENCE_CONFIDENCE,
-            target_type=space.entity_types[target],
-            repair=CO_OCCURRENCE,
-            vector=space.entity_vectors[target] if vector is None else vector,
+        caller has read it); kept per query with the space's hops (`SearchSpace._hops`)."""
+        space, end = self.space, path.end
+        key = (end, target, CO_OCCURRENCE)
+        known = space._hops.get(key)
+        if known is not None:
+            return known
+        names = space.graph.entity_names
+        source_name, target_name = names[end], names[target]
+        known = space._hops[key] = new_hop(
+            None,
+            end,
+            target,
+            "co_occurs",
+            target_name,
+            linearize(source_name, "co_occurs", target_name),
+            CO_OCCURRENCE_CONFIDENCE,
+            True,
+            space.entity_types[target],
+            None,
+            None,
+            CO_OCCURRENCE,
+            (),
+            space.entity_vectors[target] if vector is None else vector,
         )
+        return known
+
+
+_NO_TARGETS = np.zeros(0, np.int64)
+_NO_TARGETS.flags.writeable = False

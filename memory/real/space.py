@@ -28,17 +28,29 @@ million facts. The candidates' statement vectors are read from the index's
 `search_edge_vectors` where it has them (an entity's edges as one block of rows, the same
 values as the fact matrix's scattered rows), so the products TopM ranks by, and every
 ranking, are those of the fact matrix's rows.
+
+Before each depth of a query's searches, `prepare` reads for all the beams' ends at once
+what no earlier query read (each read alone cost mostly fixed NumPy costs, ~45 new ends
+a query at 100k facts): their edges and filters, per beam intent the edges that pass
+(`EntityEdges.passing`), their link tables, their co-occurring entities (gathered into a
+buffer with room before them for the end's rule edges, so a repair's matrix of both is a
+view) and their edge vector blocks. TopM still multiplies each beam's own matrix (BLAS's
+products of one row differ in their last bits with the rows around it, so every ranking
+is that of the same matrix as before); hops are kept per query (`_hops`) and a fact's
+fields per view (`fact_fields`), its linearization read when a hop is printed.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
-from memory.csr import row_entries
+from memory.csr import ranges, row_entries
 from memory.fact_columns import EPOCH, FactRows
 from memory.graph import Edge, MemoryGraph, search_edge_vectors, search_graph
 from memory.passage_links import PassageLinks
@@ -48,12 +60,15 @@ from memory.real.links import (
     NEXT_TURN,
     LinkCandidates,
     LinkTable,
-    link_candidates,
+    evidence_vectors,
+    kept_links,
     link_table,
+    link_tables,
+    link_walk,
     no_candidates,
     node_segments,
 )
-from memory.real.paths import Hop, Path
+from memory.real.paths import Hop, Path, new_hop
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.top import top_positions
 from transforms.facts import THETA_STABLE
@@ -100,10 +115,25 @@ class EntityEdges:
     labels: np.ndarray
     taxonomic: np.ndarray
     """Per edge, whether its fact's relation is taxonomic (`intents.is_taxonomic`)."""
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What searches derive of these arrays per beam intent (`passing`, and the
+    repairer's rule edges), computed once: the filters of one (entity, intent) are the same
+    for every path that ends at the entity."""
 
     def intent_failed(self, intent: str) -> np.ndarray:
         """Per edge, whether a beam of `intent` may not traverse its fact's label."""
         return INTENT_FAILED[intent][self.labels]
+
+    def passing(self, intent: str) -> tuple[np.ndarray, np.ndarray]:
+        """(positions of the edges that pass the time, stability and intent filters for a
+        beam of `intent`, in edge order; their far ends): N_raw before a path's visits."""
+        known = self.memo.get(intent)
+        if known is None:
+            at = np.flatnonzero(
+                ~self.time_failed & ~self.stability_failed & ~self.intent_failed(intent)
+            )
+            known = self.memo[intent] = (at, self.others[at])
+        return known
 
     def open(self, path: Path) -> np.ndarray:
         """Per edge, whether it leads to an entity the path has not visited."""
@@ -114,6 +144,8 @@ INTENT_FAILED = {
     intent: ~np.array([label in COMPATIBLE[intent] for label in INTENTS]) for intent in INTENTS
 }
 """Per beam intent, per label index, whether the label is incompatible with the intent."""
+INTENT_FAILED_TABLE = np.array([INTENT_FAILED[intent] for intent in INTENTS])
+"""`INTENT_FAILED` as a matrix: beam intent index x label index."""
 
 
 _NONE = np.zeros(0, np.int64)
@@ -154,9 +186,9 @@ class EntityMemo:
     def __init__(self) -> None:
         self._known: dict[int, Any] = {}
         self._size = 0
-
-    def get(self, entity: int) -> Any:
-        return self._known.get(entity)
+        self.get: Callable[[int], Any] = self._known.get
+        """The value kept for an entity, else None (the dict's own `get`: read ~700
+        times a query; `put` empties the same dict)."""
 
     def put(self, entity: int, value: Any, size: int) -> None:
         """Keep `value` for `entity`, counted as `size` items."""
@@ -202,6 +234,31 @@ class SearchSpace:
     """Linkable passage nodes' `LinkTable`s, shared by the queries of one view: ~1,500
     link candidate lists a query at 100k facts built each from the passage graph's
     arrays (~25 NumPy calls), where the path's exclusions are three comparisons."""
+    fact_fields: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    """Per fact of the search graph, what its hops read (relation, confidence,
+    valid_from, valid_to), shared by the queries of one view (`FACT_FIELDS` at most):
+    read from the fact columns once, not per hop. A hop's linearization (the head and
+    tail names) is read when the hop is printed (`paths.new_hop`'s `text_of`)."""
+    _hops: dict[tuple[Any, ...], Hop] = field(default_factory=dict, repr=False)
+    """The query's hops by (beam node, edge, template): a hop is a function of where it
+    leaves from and what it follows, whichever path takes it, and ~20% of a query's
+    candidates leave an end another path reached."""
+    _co_buffers: dict[int, tuple[np.ndarray, int, np.ndarray]] = field(
+        default_factory=dict, repr=False
+    )
+    """Per entity whose co-occurring vectors the query read (`co_occurring`), the buffer
+    they lie at the end of and the rows free before them: room for the entity's rule
+    edges' rows, so a repair's matrix of both (`stacked_before`) is a view, not a copy
+    of a hub's thousands of rows."""
+    _hub_tables: dict[int, LinkTable] = field(default_factory=dict, repr=False)
+    """The query's `LinkTable`s of hub nodes (built from its `focus`)."""
+    _link_lists: tuple[list[int], list[float], list[int]] | None = None
+    """The passage links' `entity_node`, `specificity` and `node_entity` as Python lists
+    (per view)."""
+
+    def __post_init__(self) -> None:
+        self._n = self.graph.n_entities
+        """The graph's entity count: beam nodes below it are entities (read per hop)."""
 
     @classmethod
     def of(
@@ -230,44 +287,70 @@ class SearchSpace:
             ),
             co_occurring_targets=view.cache.setdefault("real_co_occurring_targets", EntityMemo()),
             link_tables=view.cache.setdefault("real_link_tables", EntityMemo()),
+            fact_fields=view.cache.setdefault("real_fact_fields", {}),
             links=links,
             focus=focus,
+            _link_lists=_link_lists(view, links) if links is not None else None,
         )
 
     def node_of(self, node: int) -> int:
         """The passage node position of a beam node (-1: an entity no segment names)."""
-        n = self.graph.n_entities
+        n = self._n
         return int(self.links.entity_node[node]) if node < n else node - n
 
     def beam_node(self, passage_node: int) -> int:
         """The beam node of a passage node: its entity position, else n_entities + it."""
         entity = int(self.links.node_entity[passage_node])
-        return entity if entity >= 0 else self.graph.n_entities + passage_node
+        return entity if entity >= 0 else self._n + passage_node
 
     def node_name(self, node: int) -> str:
         """A beam node's name: the entity's, else the passage node's id."""
-        n = self.graph.n_entities
+        n = self._n
         return self.graph.entity_names[node] if node < n else self.links.node_ids[node - n]
 
     def node_type(self, node: int) -> str | None:
         """A beam node's entity type (None for a structural or phrase node)."""
-        return self.entity_types[node] if node < self.graph.n_entities else None
+        return self.entity_types[node] if node < self._n else None
 
     def link_candidates(self, path: Path) -> LinkCandidates:
         """The untyped neighbours of the path's end (`memory.real.links`)."""
-        dim = len(self.query_vector)
-        node = self.node_of(path.end) if self.links is not None else -1
+        walked = self._walk(path)
+        if walked is None:
+            return no_candidates(len(self.query_vector))
+        via, reached, nodes = walked
+        vectors = evidence_vectors(self.links, via, reached, len(self.query_vector))
+        return kept_links(via, reached, nodes, vectors, self.query_vector)
+
+    def _walk(self, path: Path) -> tuple[list[int], list[int], list[int]] | None:
+        """`links.link_walk` of the path's end (None: no untyped neighbour)."""
+        if self.links is None:
+            return None
+        entity_node = self._lists()[0]
+        n = self._n
+        end = path.end
+        node = entity_node[end] if end < n else end - n
         if node < 0:
-            return no_candidates(dim)
-        on_path = np.array([self.node_of(e) for e in path.entities], np.int64)
-        used = np.array([s for hop in path.hops for s in hop.segments], np.int64)
-        return link_candidates(self.links, self.link_table(node), on_path, used, self.query_vector)
+            return None
+        on_path = [entity_node[e] if e < n else e - n for e in path.entities]
+        used = [s for hop in path.hops for s in hop.segments]
+        walked = link_walk(self.link_table(node), on_path, used, node)
+        return walked if walked[2] else None
+
+    def _lists(self) -> tuple[list[int], list[float], list[int]]:
+        if self._link_lists is None:
+            self._link_lists = _link_lists_of(self.links)
+        return self._link_lists
 
     def link_table(self, node: int) -> LinkTable:
         """The passage node's `LinkTable`: a linkable node's is kept across the view's
-        queries (`link_tables`); a hub's is built from the query's focus segments."""
+        queries (`link_tables`); a hub's is built from the query's focus segments (and
+        kept for the query, `_hub_tables`)."""
         if not self.links.linkable[node]:
-            return link_table(self.links, node_segments(self.links, node, self.focus))
+            known = self._hub_tables.get(node)
+            if known is None:
+                segments = node_segments(self.links, node, self.focus)
+                known = self._hub_tables[node] = link_table(self.links, segments)
+            return known
         known = self.link_tables.get(node)
         if known is None:
             known = link_table(self.links, node_segments(self.links, node, self.focus))
@@ -278,25 +361,38 @@ class SearchSpace:
         """The untyped hop of candidate row `i`: `mentioned_with` through one segment, or
         `next_turn` through two; its weight the geometric mean of the ends'
         specificities."""
-        links = self.links
         via, reached = int(candidates.via[i]), int(candidates.reached[i])
         target = int(candidates.targets[i])
-        source_name, beam_target = self.node_name(path.end), self.beam_node(target)
-        target_name = self.node_name(beam_target)
+        end = path.end
         relation = MENTIONED_WITH if via == reached else NEXT_TURN
-        weight = links.specificity[self.node_of(path.end)] * links.specificity[target]
-        return Hop(
-            fact=None,
-            source=path.end,
-            target=beam_target,
-            relation=relation,
-            target_name=target_name,
-            text=linearize(source_name, relation, target_name),
-            confidence=float(np.sqrt(weight)),
-            target_type=self.node_type(beam_target),
-            vector=candidates.vectors[i],
-            segments=(via,) if via == reached else (via, reached),
+        key = (end, via, reached, target, relation)
+        known = self._hops.get(key)
+        if known is not None:
+            return known
+        entity_node, specificity, node_entity = self._lists()
+        n, names, ids = self._n, self.graph.entity_names, self.links.node_ids
+        entity = node_entity[target]  # the beam node reached: `beam_node(target)`
+        beam_target = entity if entity >= 0 else n + target
+        source_name = names[end] if end < n else ids[end - n]
+        target_name = names[beam_target] if beam_target < n else ids[target]
+        weight = specificity[entity_node[end] if end < n else end - n] * specificity[target]
+        known = self._hops[key] = new_hop(
+            None,
+            end,
+            beam_target,
+            relation,
+            target_name,
+            linearize(source_name, relation, target_name),
+            math.sqrt(weight),
+            True,
+            self.entity_types[beam_target] if beam_target < n else None,
+            None,
+            None,
+            None,
+            (via,) if via == reached else (via, reached),
+            candidates.vectors[i],
         )
+        return known
 
     def label(self, fact: int) -> str:
         f = self.graph.facts[fact]
@@ -317,7 +413,7 @@ class SearchSpace:
 
     def edges_of(self, entity: int) -> EntityEdges:
         """The entity's edges with their beam-independent filter results, read once."""
-        if entity >= self.graph.n_entities:
+        if entity >= self._n:
             return NO_EDGES
         known = self._edges.get(entity)
         if known is not None:
@@ -329,6 +425,179 @@ class SearchSpace:
         known = EntityEdges(facts, others, outgoing, *filters)
         self._edges.put(entity, known, len(facts))
         return known
+
+    def prepare(self, paths: list[Path], co_occurring: bool = False) -> None:
+        """Read at once what expanding `paths` (the beams of one depth, `beam.beam_searches`)
+        needs of their ends that neither the query nor the view has read yet: their
+        edges' filters (one `_column_filters` over all their facts), their untyped links'
+        tables (`links.link_tables`), with `co_occurring` (the repairs ask for it) their
+        co-occurring entities and vectors, and their blocks of edge vectors (one
+        `read_rows`, split per entity; `edge_rows`). The same values as read end by end:
+        at 100k facts a query's beams reach ~45 ends no earlier query reached, and the
+        ~55 block reads alone cost ~40 us each, mostly fixed costs."""
+        n = self._n
+        ends = list(dict.fromkeys(p.end for p in paths if p.end < n))
+        missing = [e for e in ends if self._edges.get(e) is None]
+        if len(missing) > 1:
+            self._read_edges(missing)
+        self.prepare_passing(paths)
+        if self.links is not None:
+            self._read_link_tables(list(dict.fromkeys(p.end for p in paths)))
+        if co_occurring:
+            self._read_co_occurring(ends)
+        if self.edge_vectors is None:
+            return
+        indptr = self.graph.entity_facts.indptr
+        unread = np.array([e for e in ends if e not in self._edge_blocks], np.int64)
+        if len(unread) < 2:
+            return
+        starts = np.asarray(indptr[unread], np.int64)
+        counts = np.asarray(indptr[unread + 1], np.int64) - starts
+        rows = read_rows(np.asarray(self.edge_vectors), ranges(starts, counts))
+        bounds = np.cumsum(counts).tolist()
+        for entity, count, end in zip(unread.tolist(), counts.tolist(), bounds, strict=True):
+            if count:
+                self._edge_blocks[entity] = rows[end - count : end]
+
+    def _read_link_tables(self, ends: list[int]) -> None:
+        """The `LinkTable`s of the beam nodes `ends` not known yet, built together."""
+        links, n = self.links, self._n
+        entity_node = self._lists()[0]
+        missing = []
+        for end in ends:
+            node = entity_node[end] if end < n else end - n
+            if node < 0:
+                continue
+            if links.linkable[node]:
+                if self.link_tables.get(node) is None:
+                    missing.append(node)
+            elif node not in self._hub_tables:
+                missing.append(node)
+        missing = list(dict.fromkeys(missing))
+        if len(missing) < 2:
+            return
+        segments = [node_segments(links, node, self.focus) for node in missing]
+        for node, table in zip(missing, link_tables(links, segments, missing), strict=True):
+            if links.linkable[node]:
+                self.link_tables.put(node, table, table.size)
+            else:
+                self._hub_tables[node] = table
+
+    def _read_co_occurring(self, entities: list[int]) -> None:
+        """`co_occurring` of the entities not read by the query yet, together: the
+        segment products of those no query read (`co_occurring_candidates`) and one
+        gather of all their vectors."""
+        fresh = [e for e in entities if e not in self._co_occurring]
+        if len(fresh) < 2 or not len(self.entity_vectors):
+            return
+        known = {e: self.co_occurring_targets.get(e) for e in fresh}
+        cold = [e for e in fresh if known[e] is None]
+        if cold:
+            others = [self.edges_of(e).others for e in cold]
+            for e, targets in zip(
+                cold, co_occurring_candidates(self.graph, cold, others), strict=True
+            ):
+                known[e] = targets
+        cold_set = set(cold)
+        for e in fresh:
+            targets = known[e]
+            rows = self._buffered(e, targets)
+            if e in cold_set:
+                described = rows.any(axis=1)  # what the view keeps was described
+                if not described.all():
+                    targets, rows = targets[described], rows[described]
+                    self._co_buffers.pop(e, None)
+                else:
+                    targets = targets.copy()
+                self.co_occurring_targets.put(e, targets, len(targets))
+            self._co_occurring[e] = (targets, rows)
+
+    def _buffered(self, entity: int, targets: np.ndarray) -> np.ndarray:
+        """The vectors of `targets` (rows of `entity_vectors`, as `np.asarray` of its
+        fancy index gives them), gathered at the end of a buffer with a row free before
+        them for each edge of `entity` (`_co_buffers`)."""
+        vectors = np.asarray(self.entity_vectors)
+        room = len(self.edges_of(entity).facts)
+        buffer = np.empty((room + len(targets), vectors.shape[1]), vectors.dtype)
+        rows = buffer[room:]
+        vectors.take(targets, axis=0, out=rows, mode="clip")
+        self._co_buffers[entity] = (buffer, room, rows)
+        return rows
+
+    def stacked_before(self, entity: int, at: np.ndarray, tail: np.ndarray) -> np.ndarray | None:
+        """`stacked_rows(entity, at, tail)` for `tail` the entity's co-occurring vectors
+        as read (`co_occurring`), as a view of their buffer: the edge rows are gathered
+        into the rows free before them (valid until the next call for the entity); None
+        where the buffer has no room or another dtype (`stacked_rows` then)."""
+        known = self._co_buffers.get(entity)
+        if known is None or self.edge_vectors is None:
+            return None
+        buffer, room, rows = known
+        if tail is not rows or len(at) > room:
+            return None
+        block = self._block(entity)
+        if block.dtype != buffer.dtype:
+            return None
+        start = room - len(at)
+        block.take(np.asarray(at, np.int64), axis=0, out=buffer[start:room], mode="clip")
+        return buffer[start:]
+
+    def _read_edges(self, entities: list[int]) -> None:
+        """`edges_of` of several entities, their edges (`MemoryGraph.edge_arrays` of each,
+        cut from one gather of their CSR rows) and their facts' filters read in one pass."""
+        graph = self.graph
+        incidence = graph.entity_facts
+        at = np.asarray(entities, np.int64)
+        starts = np.asarray(incidence.indptr[at], np.int64)
+        counts = np.asarray(incidence.indptr[at + 1], np.int64) - starts
+        entries = ranges(starts, counts)
+        facts = np.asarray(incidence.indices[entries], np.int64)
+        outgoing = incidence.data[entries] > 0
+        others = np.asarray(
+            np.where(outgoing, graph.fact_tail[facts], graph.fact_head[facts]), np.int64
+        )
+        filters = _column_filters(self, facts)
+        if filters is None:
+            return  # read entity by entity (`edges_of`)
+        end = 0
+        for entity, count in zip(entities, counts.tolist(), strict=True):
+            start, end = end, end + count
+            known = EntityEdges(
+                facts[start:end],
+                others[start:end],
+                outgoing[start:end],
+                *(f[start:end] for f in filters),
+            )
+            self._edges.put(entity, known, count)
+
+    def prepare_passing(self, paths: list[Path]) -> None:
+        """`EntityEdges.passing` of each (end entity, intent) of `paths` not found yet,
+        found together: the filters of all their edges in one pass, cut per pair."""
+        pairs = list(
+            dict.fromkeys(
+                (p.end, p.intent)
+                for p in paths
+                if p.end < self._n and self._edges.get(p.end) is not None
+            )
+        )
+        pairs = [(e, i) for e, i in pairs if i not in self._edges.get(e).memo]
+        if len(pairs) < 2:
+            return
+        edges = [self._edges.get(e) for e, _ in pairs]
+        counts = [len(x.facts) for x in edges]
+        intents = np.repeat([INTENT_INDEX[i] for _, i in pairs], counts)
+        labels = np.concatenate([x.labels for x in edges])
+        failed = (
+            np.concatenate([x.time_failed for x in edges])
+            | np.concatenate([x.stability_failed for x in edges])
+            | INTENT_FAILED_TABLE[intents, labels]
+        )
+        local = np.arange(len(failed)) - np.repeat(np.cumsum([0, *counts[:-1]]), counts)
+        kept = np.flatnonzero(~failed)
+        bounds = np.searchsorted(kept, np.cumsum([0, *counts])).tolist()
+        for j, ((_, intent), x) in enumerate(zip(pairs, edges, strict=True)):
+            at = local[kept[bounds[j] : bounds[j + 1]]]
+            x.memo[intent] = (at, x.others[at])
 
     def _row_filters(
         self, facts: np.ndarray
@@ -363,7 +632,7 @@ class SearchSpace:
         known = self._co_occurring.get(entity)
         if known is not None:
             return known
-        if not len(self.entity_vectors) or entity >= self.graph.n_entities:
+        if not len(self.entity_vectors) or entity >= self._n:
             known = (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         else:
             targets = self.co_occurring_targets.get(entity)
@@ -371,7 +640,7 @@ class SearchSpace:
                 known = (targets, np.asarray(self.entity_vectors[targets]))
             else:
                 targets = segment_product_order(self.graph, entity)
-                linked = np.zeros(self.graph.n_entities, bool)
+                linked = np.zeros(self._n, bool)
                 linked[self.edges_of(entity).others] = True
                 linked[entity] = True
                 targets = targets[~linked[targets]]
@@ -394,22 +663,64 @@ class SearchSpace:
         `fact_confidence` (the fact column's values as float64, what `float` of the row's
         field gives): the row's field is read from the mapped fact table, a page fault
         for nearly every hop, ~20 ms a query at 1M facts."""
-        f = self.graph.facts[edge.fact]
-        return Hop(
-            fact=edge.fact,
-            source=path.end,
-            target=edge.other,
-            relation=f["relation"],
-            target_name=self.graph.entity_names[edge.other],
-            text=self.graph.linearized(edge.fact),
-            confidence=float(self.graph.fact_confidence[edge.fact]),
-            outgoing=edge.outgoing,
-            target_type=self.entity_types[edge.other],
-            valid_from=f["valid_from"],
-            valid_to=f["valid_to"],
-            repair=repair,
-            vector=self.graph.fact_vectors[edge.fact] if vector is None else vector,
+        return self.edge_hop(path.end, edge.fact, edge.other, edge.outgoing, repair, vector)
+
+    def edge_hop(
+        self,
+        end: int,
+        fact: int,
+        other: int,
+        outgoing: bool,
+        repair: str | None = None,
+        vector: np.ndarray | None = None,
+    ) -> Hop:
+        """`fact_hop` from beam node `end` along `fact` to `other` (kept per query,
+        `_hops`; the fact's fields per view, `fact_fields`)."""
+        key = (end, fact, outgoing, repair)
+        known = self._hops.get(key)
+        if known is not None:
+            return known
+        fields = self.fact_fields.get(fact)
+        if fields is None:
+            if len(self.fact_fields) >= FACT_FIELDS:
+                self.fact_fields.clear()
+            fields = self.fact_fields[fact] = self._read_fields(fact)
+        relation, confidence, valid_from, valid_to = fields
+        known = self._hops[key] = new_hop(
+            fact,
+            end,
+            other,
+            relation,
+            self.graph.entity_names[other],
+            None,
+            confidence,
+            outgoing,
+            self.entity_types[other],
+            valid_from,
+            valid_to,
+            repair,
+            (),
+            self.graph.fact_vectors[fact] if vector is None else vector,
+            (self.graph.linearized, fact),
         )
+        return known
+
+    def _read_fields(self, fact: int) -> tuple[Any, ...]:
+        """(relation, confidence, valid_from, valid_to) of a fact: read straight from the
+        fact columns, each field as its row would read it (`FactColumns.read`), where
+        the graph's facts are a column selection; else from the row."""
+        rows = self.graph.facts
+        confidence = float(self.graph.fact_confidence[fact])
+        if isinstance(rows, FactRows):
+            columns, position = rows.columns, int(rows.positions(fact))
+            return (
+                columns.read("relation", position),
+                confidence,
+                columns.read("valid_from", position),
+                columns.read("valid_to", position),
+            )
+        f = rows[fact]
+        return f["relation"], confidence, f["valid_from"], f["valid_to"]
 
     def top_m(self, path: Path, hops: list[Hop]) -> list[Path]:
         """The m hops most similar to the query (TopM), as extensions of `path`."""
@@ -423,7 +734,11 @@ class SearchSpace:
         row order): `np.argsort(-similarity, kind="stable")[:m]`, without sorting a hub's
         thousands of rows (`top_positions`)."""
         similarity = vectors @ self.query_vector
-        return top_positions(similarity, self.m).tolist()
+        if len(similarity) > SORTED_IN_PYTHON:
+            return top_positions(similarity, self.m).tolist()
+        # a stable sort, equal values in row order, as top_positions's for a few rows
+        values = similarity.tolist()
+        return sorted(range(len(values)), key=values.__getitem__, reverse=True)[: self.m]
 
     def edge_rows(self, entity: int, at: np.ndarray) -> np.ndarray:
         """The statement vectors of edges `at` (positions among `edges_of(entity)`), as
@@ -436,13 +751,40 @@ class SearchSpace:
         now ~57)."""
         if self.edge_vectors is None or not len(at):
             return self.fact_vectors(self.edges_of(entity).facts[at])
+        return self._block(entity)[np.asarray(at, np.int64)]
+
+    def _block(self, entity: int) -> np.ndarray:
+        """The entity's whole block of `edge_vectors` rows, read once a query."""
         block = self._edge_blocks.get(entity)
         if block is None:
             first = int(self.graph.entity_facts.indptr[entity])
             rows = first + np.arange(len(self.edges_of(entity).facts))
             block = read_rows(np.asarray(self.edge_vectors), rows)  # no memmap wrapping
             self._edge_blocks[entity] = block
-        return block[np.asarray(at, np.int64)]
+        return block
+
+    def stacked_rows(self, entity: int, at: np.ndarray, tail: np.ndarray) -> np.ndarray:
+        """`np.concatenate([edge_rows(entity, at), tail])` (`at` not empty; `tail` of rows
+        of the same width), the edge rows gathered straight into the result (one copy
+        of each part, where the gather and the concatenation made two of the edge rows:
+        a hub end's hundreds a beam)."""
+        if not len(tail):
+            return self.edge_rows(entity, at)
+        if self.edge_vectors is None:
+            return np.concatenate([self.edge_rows(entity, at), tail])
+        block = self._block(entity)
+        if np.result_type(block, tail) != block.dtype:
+            return np.concatenate([block[np.asarray(at, np.int64)], tail])
+        out = np.empty((len(at) + len(tail), block.shape[1]), block.dtype)
+        block.take(np.asarray(at, np.int64), axis=0, out=out[: len(at)], mode="clip")
+        out[len(at) :] = tail
+        return out
+
+    def _dtype(self, entity: int) -> np.dtype:
+        """The dtype of `edge_rows` of the entity."""
+        if self.edge_vectors is not None:
+            return self.edge_vectors.dtype
+        return np.asarray(self.graph.fact_vectors[:0]).dtype
 
     def fact_vectors(self, facts: np.ndarray) -> np.ndarray:
         """The facts' statement vectors stacked in order (the rows `np.stack` of the hops'
@@ -455,36 +797,87 @@ class SearchSpace:
     def expand(self, path: Path) -> list[Path]:
         """N_cand: the filtered neighbours of the path's end, typed facts then untyped
         links, TopM by similarity together."""
-        edges = self.edges_of(path.end)
-        passing = (
-            edges.open(path)
-            & ~edges.time_failed
-            & ~edges.stability_failed
-            & ~edges.intent_failed(path.intent)
-        )
-        at = np.flatnonzero(passing)
-        untyped = self.link_candidates(path)
-        if not len(at) and not len(untyped):
+        return [path.extend(hop) for hop in self.expand_hops(path)]
+
+    def expand_hops(self, path: Path) -> list[Hop]:
+        """The hops of `expand`'s paths, in order."""
+        return self._expand_with(path, self.link_candidates(path))
+
+    def expand_many(self, paths: list[Path]) -> list[list[Hop]]:
+        """`expand_hops` of each path, the evidence vectors of all their untyped links
+        read at once (`links.evidence_vectors`, row by row as path by path)."""
+        dim = len(self.query_vector)
+        walks = [self._walk(path) for path in paths]
+        via = [s for walked in walks if walked is not None for s in walked[0]]
+        reached = [s for walked in walks if walked is not None for s in walked[1]]
+        vectors = evidence_vectors(self.links, via, reached, dim) if via else None
+        expanded, start = [], 0
+        for path, walked in zip(paths, walks, strict=True):
+            untyped = no_candidates(dim)
+            if walked is not None:
+                count = len(walked[2])
+                rows = vectors[start : start + count]
+                untyped = kept_links(*walked, rows, self.query_vector)
+                start += count
+            expanded.append(self._expand_with(path, untyped))
+        return expanded
+
+    def _expand_with(self, path: Path, untyped: LinkCandidates) -> list[Hop]:
+        """`expand_hops` of the path given its untyped neighbours."""
+        end = path.end
+        edges = self.edges_of(end)
+        at, others = edges.passing(path.intent)
+        if len(at):
+            at = at[unvisited(others, path)]
+        typed = len(at)
+        if not typed and not len(untyped):
             return []
-        typed = self.edge_rows(path.end, at) if len(at) else None
-        vectors = _stacked(typed, untyped.vectors)
-        return [
-            path.extend(
-                self.fact_hop(path, edge_at(edges, int(at[i])), vector=vectors[i])
-                if i < len(at)
-                else self.link_hop(path, untyped, i - len(at))
+        if not typed:
+            vectors = untyped.vectors
+        else:  # the untyped links' vectors cast to the typed rows' dtype
+            vectors = self.stacked_rows(
+                end, at, untyped.vectors.astype(self._dtype(end), copy=False)
             )
-            for i in self.best(vectors)
-        ]
+        kept = []
+        for i in self.best(vectors):
+            if i < typed:
+                j = int(at[i])
+                hop = self.edge_hop(
+                    end,
+                    int(edges.facts[j]),
+                    int(edges.others[j]),
+                    bool(edges.outgoing[j]),
+                    None,
+                    vectors[i],
+                )
+            else:
+                hop = self.link_hop(path, untyped, i - typed)
+            kept.append(hop)
+        return kept
 
 
-def _stacked(typed: np.ndarray | None, untyped: np.ndarray) -> np.ndarray:
-    """The typed edges' vectors, then the untyped links' (either may be absent)."""
-    if typed is None:
-        return untyped
-    if not len(untyped):
-        return typed
-    return np.concatenate([typed, untyped.astype(typed.dtype)])
+SORTED_IN_PYTHON = 64
+"""Rows `SearchSpace.best` ranks with Python's sort (stable, as `top_positions`'s) rather
+than NumPy's partition and sort, whose fixed costs outweigh a few dozen rows."""
+FACT_FIELDS = 1 << 18
+"""Facts whose hop fields `SearchSpace.fact_fields` keeps before it starts over (as many as
+`memory.fact_columns.ROW_CACHE` keeps rows)."""
+
+
+def _link_lists(
+    view: SnapshotView, links: PassageLinks
+) -> tuple[list[int], list[float], list[int]]:
+    """`links.entity_node`, `links.specificity` and `links.node_entity` as lists, once per
+    view."""
+    known = view.cache.get("real_link_lists")
+    if known is None or known[0] is not links:
+        known = (links, _link_lists_of(links))
+        view.cache["real_link_lists"] = known
+    return known[1]
+
+
+def _link_lists_of(links: PassageLinks) -> tuple[list[int], list[float], list[int]]:
+    return links.entity_node.tolist(), links.specificity.tolist(), links.node_entity.tolist()
 
 
 def _column_filters(
@@ -525,6 +918,36 @@ def _column_filters(
         labels[i] = INTENT_INDEX[fact_intent(name, kind, bool(key % 2))]
         taxonomic[i] = is_taxonomic(name)
     return time_failed, stability_failed, labels[inverse], taxonomic[inverse]
+
+
+def co_occurring_candidates(
+    graph: MemoryGraph, entities: list[int], others: list[np.ndarray]
+) -> list[np.ndarray]:
+    """Per entity of `entities`, its `segment_product_order` without itself and the far
+    ends of its facts (`others`, per entity): what `SearchSpace.co_occurring` keeps
+    before dropping the entities without a description vector; for several entities in
+    one pass of array calls."""
+    n = graph.n_entities
+    at = np.asarray(entities, np.int64)
+    mentioned = graph.entity_segments
+    starts = np.asarray(mentioned.indptr[at], np.int64)
+    counts = np.asarray(mentioned.indptr[at + 1], np.int64) - starts
+    segments = np.asarray(mentioned.indices[ranges(starts, counts)], np.int64)
+    columns, _, per_segment = row_entries(graph.mentions, segments)
+    group = np.repeat(np.repeat(np.arange(len(at)), counts), per_segment)
+    distinct, first = np.unique(group * n + np.asarray(columns, np.int64), return_index=True)
+    owner = distinct // n
+    order = np.lexsort((-first, owner))  # per entity, last reached first (the product's)
+    distinct, owner = distinct[order], owner[order]
+    linked = np.concatenate(
+        [at + np.arange(len(at)) * n]
+        + [np.asarray(o, np.int64) + i * n for i, o in enumerate(others)]
+    )
+    keep = ~np.isin(distinct, linked)
+    distinct, owner = distinct[keep], owner[keep]
+    bounds = np.searchsorted(owner, np.arange(len(at) + 1)).tolist()
+    targets = distinct - owner * n
+    return [targets[bounds[i] : bounds[i + 1]] for i in range(len(at))]
 
 
 def segment_product_order(graph: MemoryGraph, entity: int) -> np.ndarray:
