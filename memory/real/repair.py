@@ -178,10 +178,10 @@ class Repairer:
         (after `SearchSpace.prepare`, which reads the entities' edges)."""
         space = self.space
         pairs = []
-        for key in dict.fromkeys((p.end, p.intent) for p in paths if p.end < space._n):
-            edges = space._edges.get(key[0])
-            if edges is not None and (key[1], self._enabled) not in edges.memo:
-                pairs.append((key[1], edges))
+        for end, intent in dict.fromkeys((p.end, p.intent) for p in paths if p.end < space._n):
+            edges = space._edges.get(end)
+            if edges is not None and (intent, self._enabled) not in edges.memo:
+                pairs.append((intent, edges))
         if len(pairs) < 2:
             return
         counts = [len(edges.facts) for _, edges in pairs]
