@@ -141,12 +141,10 @@ class Repairer:
         kept = []
         for i in space.best(vectors):
             if i < ruled:
-                j = int(at[i])
-                hop = space.edge_hop(
+                hop = space.edge_hop_at(
                     end,
-                    int(edges.facts[j]),
-                    int(edges.others[j]),
-                    bool(edges.outgoing[j]),
+                    edges,
+                    int(at[i]),
                     RULE_TEMPLATES[int(keys[i])],
                     space.edge_rows(end, at[i : i + 1])[0] if shared else vectors[i],
                 )

@@ -665,6 +665,24 @@ class SearchSpace:
         for nearly every hop, ~20 ms a query at 1M facts."""
         return self.edge_hop(path.end, edge.fact, edge.other, edge.outgoing, repair, vector)
 
+    def edge_hop_at(
+        self,
+        end: int,
+        edges: EntityEdges,
+        row: int,
+        repair: str | None,
+        vector: np.ndarray | None,
+    ) -> Hop:
+        """`edge_hop` along row `row` of `end`'s edge block `edges`."""
+        return self.edge_hop(
+            end,
+            int(edges.facts[row]),
+            int(edges.others[row]),
+            bool(edges.outgoing[row]),
+            repair,
+            vector,
+        )
+
     def edge_hop(
         self,
         end: int,
@@ -841,15 +859,7 @@ class SearchSpace:
         kept = []
         for i in self.best(vectors):
             if i < typed:
-                j = int(at[i])
-                hop = self.edge_hop(
-                    end,
-                    int(edges.facts[j]),
-                    int(edges.others[j]),
-                    bool(edges.outgoing[j]),
-                    None,
-                    vectors[i],
-                )
+                hop = self.edge_hop_at(end, edges, int(at[i]), None, vectors[i])
             else:
                 hop = self.link_hop(path, untyped, i - typed)
             kept.append(hop)
