@@ -16,8 +16,9 @@ calling thread alone (`threadpoolctl`, ~8 µs a query; the libraries are found o
 process, ~10 ms). `dense` and `bm25` run one encoder or none and keep OpenBLAS's threads;
 so does every query of a snapshot without a second encoder, where the pool is faster
 (`dense` at 100k facts: 12.5 ms with it, 16.9 ms without). The limit is lifted when the
-query returns, so a caller's own numpy work keeps its threads. The results are the same:
-OpenBLAS splits a product by blocks of its output, each computed as on one thread.
+query returns, so a caller's own numpy work keeps its threads. The query's vectors are
+the same either way: the MiniLM query encoder runs on one OpenBLAS thread whatever the
+limit (`transforms.numpy_bert`), since two threads change its products' last bits.
 """
 
 from __future__ import annotations

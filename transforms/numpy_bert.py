@@ -21,6 +21,15 @@ GELU is the exact erf form BERT uses; erf comes from the Abramowitz-Stegun 7.1.2
 rational approximation (absolute error below 1.5e-7, under float32 resolution of the
 activations), because numpy has no erf and scipy.special costs more to import than the
 whole encoder.
+
+An encoding runs on one OpenBLAS thread, whatever the caller's limit: OpenBLAS computes
+these small products in another order on two threads than on one, and the vectors then
+differ in their last bits (253 of 256 LoCoMo questions, on 2 cores). A query was embedded
+on one thread inside a graph strategy (`memory.query_threads`), on the pool's threads by
+`dense`, ahead in a batch by an evaluation, and per process in `--jobs` or `kgmem serve`;
+so the same question got different vectors, and `real_beam` ranked 67 of 996 LoCoMo dev
+questions differently under `--jobs 2` than in one process. One thread costs little on a
+20-token forward pass: 6.7 against 6.4 ms a question, 1.71 against 1.57 s for 256 (2 cores).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 MODULE_TYPES = "sentence_transformers.models."
 SUPPORTED_MODEL_TYPES = ("bert",)
@@ -102,10 +112,13 @@ class NumpyBertEncoder:
         return _model_shape(directory) is not None
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """float32 sentence vectors of `texts` (one row each), as sentence-transformers'."""
+        """float32 sentence vectors of `texts` (one row each), as sentence-transformers',
+        computed on one OpenBLAS thread (the same bits under any caller's thread limit)."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, encoding in enumerate(self.tokenizer.encode_batch(texts)):
-            vectors[row] = self._sentence(np.asarray(encoding.ids), np.asarray(encoding.type_ids))
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            for row, encoding in enumerate(self.tokenizer.encode_batch(texts)):
+                ids, types = np.asarray(encoding.ids), np.asarray(encoding.type_ids)
+                vectors[row] = self._sentence(ids, types)
         if self.normalize:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors /= np.where(norms > 0, norms, 1.0)
@@ -135,6 +148,12 @@ class NumpyBertEncoder:
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         scores /= scores.sum(axis=-1, keepdims=True)
         return (scores @ v).transpose(1, 0, 2).reshape(tokens, width)
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's thread pools (numpy's OpenBLAS among them), found once (~10 ms)."""
+    return ThreadpoolController()
 
 
 @functools.cache

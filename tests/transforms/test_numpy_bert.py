@@ -4,10 +4,12 @@ without importing torch."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from tests.import_probe import MODEL_LIBRARIES, loaded_after
 from transforms.embedding import DEFAULT_ENCODER, encode, load_encoder, resolve_model_path
@@ -27,6 +29,20 @@ def test_vectors_equal_sentence_transformers():
     theirs = load_encoder(DEFAULT_ENCODER).encode_query(TEXTS, normalize_embeddings=True)
     assert ours.dtype == np.float32 and ours.shape == theirs.shape
     assert np.abs(ours - theirs).max() < 1e-5
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores for a second BLAS thread")
+def test_vectors_are_the_same_bits_under_any_blas_thread_limit():
+    """A graph strategy's query (one BLAS thread), `dense` (the pool) and an evaluation's
+    batch must embed a question alike; OpenBLAS's two-thread products differ in the last
+    bits, so the encoder holds itself to one thread."""
+    encoder = numpy_encoder(resolve_model_path(DEFAULT_ENCODER))
+    questions = [f"What did speaker {i} say about the trip to Boston in May?" for i in range(8)]
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = encoder.encode(questions)
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = encoder.encode(questions)
+    assert np.array_equal(one, two)
 
 
 def test_query_role_goes_through_numpy_and_passages_through_torch():
