@@ -4,6 +4,8 @@ the figures are those of each strategy asked alone, and so are those of `jobs` p
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ import memory.snapshot_view as snapshot_view
 import memory.strategies.hybrid as hybrid
 from memory import Memory
 from memory.evaluation import retrieval_scores
+from memory.evaluation_jobs import threads_per_job
 from transforms.evaluation.retrieval_questions import QuestionSet, RetrievalQuestion
 from transforms.progress import read_progress, start_progress
 
@@ -90,3 +93,13 @@ def test_jobs_give_the_same_figures_and_count_progress(graph_build, tmp_path) ->
     assert [t.units for t in two.traces["hybrid"]] == [t.units for t in one.traces["hybrid"]]
     done = read_progress(progress)
     assert done is not None and done.done == done.total == len(TEXTS) * len(STRATEGIES)
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 64])
+def test_each_job_gets_its_share_of_the_cores(jobs: int) -> None:
+    """The processes' pools together fit the machine, and each has a thread: pools at
+    the machine's width in every process spun on the cores the others needed."""
+    cores = os.cpu_count() or 1
+    threads = threads_per_job(jobs)
+    assert threads >= 1 and (threads * jobs <= cores or threads == 1)
+    assert threads * (jobs + 1) > cores or threads == 1  # no core left idle by the split
