@@ -134,7 +134,8 @@ class Search:
     def masses(self, steps: Steps, start: float, end: float = 0.0) -> np.ndarray:
         """Per path (in `path` order): `start` x the product of its steps' transition
         probabilities from its first entity, plus `end` x that product from its last."""
-        return np.concatenate([_masses(g, steps, start, end) for g in self.groups] or [np.zeros(0)])
+        masses = [path_masses(g.entities, g.facts, steps, start, end) for g in self.groups]
+        return np.concatenate(masses or [np.zeros(0)])
 
 
 def _children(
@@ -218,6 +219,8 @@ class _Tree:
     """Per level from the first: each row's parent row in the level above."""
     done: list[int] = field(default_factory=list)
     """Per level from the first: the rows of the level above whose children it holds."""
+    cuts: dict[tuple[int, int], _Cut | None] = field(default_factory=dict)
+    """Per (depth, limit): the search with neither stop nor avoided entity (`_Cut.of`)."""
 
     def grow(self, depth: int, upto: int) -> PathArrays:
         """Level `depth` holding (at least) the children of the first `upto` rows of the
@@ -250,12 +253,72 @@ class _Tree:
         return sum(len(level) for level in self.levels[:depth])
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """A tree's search with neither stop nor avoided entity (`_cut_rows`), and what
+    decides whether a search with a stop or an avoided entity selects the same rows: the
+    ends of the rows it extends, the ends of the rows it keeps below the start, and the
+    end of the first row past its cut (-1: not truncated)."""
+
+    kept: list[np.ndarray]
+    truncated: bool
+    extended_ends: frozenset[int]
+    kept_ends: frozenset[int]
+    after_end: int
+
+    @classmethod
+    def of(cls, tree: _Tree, depth: int, limit: int) -> _Cut | None:
+        """The cut of `tree` for (depth, limit), made once per tree."""
+        key = (depth, limit)
+        if key not in tree.cuts:
+            cut = _cut_rows_grown(tree, depth, None, None, limit)
+            if cut is None:
+                tree.cuts[key] = None
+            else:
+                kept, truncated, after = cut
+                ends = [tree.levels[d].entities[rows, -1] for d, rows in enumerate(kept)]
+                after_end = int(tree.levels[len(kept) - 1].entities[after, -1]) if truncated else -1
+                tree.cuts[key] = cls(
+                    kept,
+                    truncated,
+                    frozenset(np.concatenate([[], *ends[:-1]]).astype(np.int64).tolist()),
+                    frozenset(np.concatenate([[], *ends[1:]]).astype(np.int64).tolist()),
+                    after_end,
+                )
+        return tree.cuts[key]
+
+    def holds(self, stop_at: int | None, avoid: int | None) -> bool:
+        """Whether the search with `stop_at` and `avoid` keeps these rows: no row it
+        extends ends at `stop_at` (it would extend every one), and no row it keeps ends at
+        `avoid` (it drops none), nor, where it was truncated, the first past the cut (it
+        is still truncated)."""
+        if stop_at is not None and stop_at in self.extended_ends:
+            return False
+        return avoid is None or (avoid not in self.kept_ends and avoid != self.after_end)
+
+
 def _cut_rows(
     tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int
 ) -> tuple[list[np.ndarray], bool] | None:
     """`_grow(tree.graph, start, depth, stop_at, avoid, limit)` as the rows of the tree's
     levels it holds (level 0 … its last, each in order) and whether it was truncated;
     None where a level would have to be grown past `limit` (`_grow` must run alone).
+
+    Most searches of a query never meet their stop or avoided entity within the rows
+    they keep: those take the rows of the tree's search with neither (`_Cut`, made once
+    per tree), the rest select their own (`_cut_rows_grown`)."""
+    base = _Cut.of(tree, depth, limit)
+    if base is not None and base.holds(stop_at, avoid):
+        return base.kept, base.truncated
+    cut = _cut_rows_grown(tree, depth, stop_at, avoid, limit)
+    return None if cut is None else cut[:2]
+
+
+def _cut_rows_grown(
+    tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int
+) -> tuple[list[np.ndarray], bool, int] | None:
+    """`_cut_rows` selected from the tree's levels, grown as far as needed, and the first
+    row past the cut (-1 where not truncated).
 
     `_grow`'s level is the tree's level restricted to the rows whose parent `_grow` kept
     and may extend (its end is not `stop_at`) and whose end is not `avoid`, in the same
@@ -292,13 +355,13 @@ def _cut_rows(
             rows = np.arange(len(level)) if mask is None else np.flatnonzero(mask)
             if len(rows) > room:
                 kept.append(rows[:room])
-                return kept, True
+                return kept, True, int(rows[room])
             if tree.complete(d):
                 break
             wanted = 2 * wanted
         kept.append(rows)
         count += len(rows)
-    return kept, False
+    return kept, False, -1
 
 
 def _parents_for(
@@ -572,9 +635,18 @@ def reading_order(graph: MemoryGraph, path: RelationalPath) -> RelationalPath:
     return path.reversed() if 2 * forward < len(path) else path
 
 
-def _masses(group: PathArrays, steps: Steps, start: float, end: float) -> np.ndarray:
-    """`Search.masses` of paths of one length, a row each."""
-    mass = start * np.prod(steps(group.entities[:, :-1], group.facts), axis=1)
-    if end:
-        mass = mass + end * np.prod(steps(group.entities[:, 1:], group.facts), axis=1)
+def path_masses(
+    entities: np.ndarray,
+    facts: np.ndarray,
+    steps: Steps,
+    start: float | np.ndarray,
+    end: float | np.ndarray = 0.0,
+) -> np.ndarray:
+    """`Search.masses` of paths of one length, a row each (`start` and `end`: one weight
+    for all, or one per row; the product from the last entity is added where `end` is not
+    0)."""
+    mass = start * np.prod(steps(entities[:, :-1], facts), axis=1)
+    if np.any(end):
+        back = end * np.prod(steps(entities[:, 1:], facts), axis=1)
+        mass = np.where(np.not_equal(end, 0), mass + back, mass)
     return mass

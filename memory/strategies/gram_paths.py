@@ -81,7 +81,14 @@ from memory.link_graph import FACT, KIND_NAMES, LinkGraph, link_graph
 from memory.linking import named_entities, positions, similar_entities
 from memory.nearest import probes_of
 from memory.passage_links import PassageLinks, named_nodes, passage_links, seed_nodes
-from memory.relational_paths import PathTrees, RelationalPath, Search, reading_order
+from memory.relational_paths import (
+    PathArrays,
+    PathTrees,
+    RelationalPath,
+    Search,
+    path_masses,
+    reading_order,
+)
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.traversal import blended
@@ -214,73 +221,85 @@ class _Credits:
     (`LinkGraph.steps`); a path joining two anchors carries the sum of that product from
     either end. A path from one anchor credits the segment it ends
     at (or the segments stating its last fact), a path joining two credits every segment
-    it passes through and those stating its facts. Collected as arrays, path by path
-    only for the paths shown."""
+    it passes through and those stating its facts. Collected as arrays (`_collect`), path
+    by path only for the paths shown."""
 
     def __init__(self, graph: MemoryGraph, edges: LinkGraph) -> None:
         self.graph, self.edges = graph, edges
-        self.segments: list[np.ndarray] = []
-        self.paths: list[np.ndarray] = []
-        """Per chunk of credits, each credit's path: its row among all the paths added."""
-        self.masses: list[np.ndarray] = []
-        """Per search, the mass of each of its paths."""
+        self.searches: list[Search] = []
+        self.ends: list[tuple[float, float]] = []
+        """Per search, the weights of the anchors its paths start and end at."""
         self.first: list[int] = [0]
         """Per search, the row of its first path among all the paths added (then their
         number)."""
-        self.searches: list[Search] = []
         self.joined: list[bool] = []
         """Per search, whether it joined two anchors."""
-        self.stated: list[tuple[int, np.ndarray, np.ndarray]] = []
-        """Per chunk of credits to segments stating typed facts: its place in `segments`
-        and `paths` (left empty until `_state`), the facts (graph positions) and each
-        one's path row."""
 
     def add(self, search: Search, start: float, end: float, every_segment: bool) -> None:
-        """Credit the paths of `search`: per group of one length, its segment vertices
-        (every column, or the last), then the segments stating its typed facts (every
-        column, or the last), column by column, each column's paths in row order."""
+        """Credit the paths of `search` (weights `start` and `end` at their ends; every
+        segment on them, or the one at their end)."""
         if not search.groups:
             return
-        edges, n = self.edges, self.edges.n_nodes
-        self.masses.append(search.masses(edges.steps, start, end))
-        offset = self.first[-1]
-        for group in search.groups:
-            steps, paths = group.facts.shape[1], len(group)
-            width = steps + 1 if every_segment else 1
-            at = group.entities[:, -width:].T.ravel()  # column by column
-            on = np.flatnonzero(at >= n)
-            self.segments.append(at[on] - n)
-            self.paths.append(offset + on % paths)
-            width = steps if every_segment else 1
-            facts = group.facts[:, -width:].T.ravel()
-            typed = np.flatnonzero(edges.kind[facts] == FACT)
-            if len(typed):
-                self.stated.append(
-                    (len(self.segments), edges.ref[facts[typed]], offset + typed % paths)
-                )
-                self.segments.append(_NONE)
-                self.paths.append(_NONE)
-            offset += paths
-        self.first.append(offset)
         self.searches.append(search)
+        self.ends.append((start, end))
+        self.first.append(self.first[-1] + len(search))
         self.joined.append(every_segment)
 
-    def _state(self) -> None:
-        """Fill the chunks of credits to the segments stating typed facts, the rows of
-        the facts' segments read at once (`row_entries` over all of them, then cut per
-        chunk) instead of once per chunk (~50 reads a query at 100k facts): the same
-        credits in the same order."""
-        if not self.stated:
-            return
-        places, facts, rows = zip(*self.stated, strict=True)
-        stated, _, counts = row_entries(self.graph.fact_segments, np.concatenate(facts))
-        stated = np.asarray(stated, np.int64)
-        credited = np.repeat(np.concatenate(rows), counts)
-        ends = np.concatenate([[0], np.cumsum(counts)])[np.cumsum([0, *map(len, facts)])]
-        for place, low, high in zip(places, ends[:-1], ends[1:], strict=True):
-            self.segments[place] = stated[low:high]
-            self.paths[place] = credited[low:high]
-        self.stated = []
+    def _collect(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every credit's segment and path row, and each path's mass (`Search.masses`):
+        per search in order, per group of one length, its segment vertices (every column,
+        or the last), then the segments stating its typed facts (every column, or the
+        last), column by column, each column's paths in row order.
+
+        Made for the groups of one length and kind of search at once (a query has ~90
+        such chunks of ~40 credits, each a dozen array operations), every credit keyed by
+        its chunk and column, and put in that order by one stable sort (the rows of one
+        key are in order already): the same credits in the same order, the masses the
+        same products."""
+        edges, n = self.edges, self.edges.n_nodes
+        classes: dict[tuple[int, bool], list[tuple[PathArrays, int, int, float, float]]] = {}
+        chunk = 0
+        for search, (start, end), row, joined in zip(
+            self.searches, self.ends, self.first[:-1], self.joined, strict=True
+        ):
+            for group in search.groups:
+                key = (group.facts.shape[1], joined)
+                classes.setdefault(key, []).append((group, chunk, row, start, end))
+                row += len(group)
+                chunk += 1
+        columns = max(steps for steps, _ in classes) + 2  # to key a credit by its column
+        mass = np.zeros(self.first[-1])
+        segments, paths, keys = [], [], []
+        facts, fact_paths, fact_keys = [], [], []
+        for (steps, joined), groups in classes.items():
+            entities = np.concatenate([g.entities for g, *_ in groups])
+            path_facts = np.concatenate([g.facts for g, *_ in groups])
+            sizes = [len(g) for g, *_ in groups]
+            rows = np.concatenate([np.arange(row, row + len(g)) for g, _, row, *_ in groups])
+            chunks = np.repeat([c for _, c, *_ in groups], sizes)
+            start = np.repeat([w for *_, w, _ in groups], sizes)
+            end = np.repeat([w for *_, w in groups], sizes)
+            mass[rows] = path_masses(entities, path_facts, edges.steps, start, end)
+            m = len(rows)
+            width = steps + 1 if joined else 1
+            at = entities[:, -width:].T.ravel()  # column by column
+            on = np.flatnonzero(at >= n)
+            segments.append(at[on] - n)
+            paths.append(rows[on % m])
+            keys.append((chunks[on % m] * 2) * columns + on // m)
+            width = steps if joined else 1
+            stated = path_facts[:, -width:].T.ravel()
+            typed = np.flatnonzero(edges.kind[stated] == FACT)
+            facts.append(edges.ref[stated[typed]])
+            fact_paths.append(rows[typed % m])
+            fact_keys.append((chunks[typed % m] * 2 + 1) * columns + typed // m)
+        # the segments stating the typed facts, read at once (`row_entries`)
+        stating, _, counts = row_entries(self.graph.fact_segments, np.concatenate(facts))
+        segments.append(np.asarray(stating, np.int64))
+        paths.append(np.repeat(np.concatenate(fact_paths), counts))
+        keys.append(np.repeat(np.concatenate(fact_keys), counts))
+        order = np.argsort(np.concatenate(keys), kind="stable")
+        return np.concatenate(segments)[order], np.concatenate(paths)[order], mass
 
     def ranked(
         self, view: SnapshotView, links: PassageLinks
@@ -290,12 +309,10 @@ class _Credits:
         heaviest credits; and the `TOP_PATHS_EXPLAINED` heaviest paths joining two
         anchors (GRAM's linearized search result), best first."""
         graph, edges = self.graph, self.edges
-        self._state()
-        if not self.segments or not sum(len(s) for s in self.segments):
+        if not self.searches:
             return [], {}, []
-        segment = np.concatenate(self.segments)
-        row = np.concatenate(self.paths)
-        mass = np.concatenate(self.masses)[row]
+        segment, row, masses = self._collect()
+        mass = masses[row]
         keep = view.retrievable_segments[segment] & (mass > 0)
         segment, mass, row = segment[keep], mass[keep], row[keep]
         if not len(segment):
@@ -333,10 +350,6 @@ class _Credits:
         for credit in _heaviest_first(joined, mass, row, TOP_PATHS_EXPLAINED):
             seen[int(row[credit])] = (float(mass[credit]), path(credit))
         return scored, texts, list(seen.values())
-
-
-_NONE = np.zeros(0, np.int64)
-"""A chunk of credits not filled yet (`_Credits._state`)."""
 
 
 def _heaviest_first(

@@ -1,6 +1,6 @@
-"""GRAM's credits to the segments stating typed facts, read for every chunk at once
-(`_Credits._state`), are those read chunk by chunk: the same segments and path rows in the
-same order."""
+"""GRAM's credits, made for the groups of one length and kind at once and the segments
+stating typed facts read for every chunk at once (`_Credits._collect`), are those made
+chunk by chunk: the same segments and path rows in the same order, the same masses."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from memory.strategies.gram_paths import _Credits
 
 
 def _reference(credits: _Credits, searches: list[tuple[Search, bool]]) -> list[np.ndarray]:
-    """Each chunk's (segments, paths) as `add` made them before the batched read."""
+    """Each chunk's (segments, paths) as `add` made them search by search, group by group."""
     edges, graph, n = credits.edges, credits.graph, credits.edges.n_nodes
     chunks: list[np.ndarray] = []
     offset = 0
@@ -37,7 +37,7 @@ def _reference(credits: _Credits, searches: list[tuple[Search, bool]]) -> list[n
     return chunks
 
 
-def test_stated_credits_read_at_once_equal_those_read_per_chunk() -> None:
+def test_credits_made_at_once_equal_those_made_per_chunk() -> None:
     rng = np.random.default_rng(11)
     n_nodes, n_segments, n_edges, n_facts = 30, 40, 200, 60
     fact_segments = sp.random(n_facts, n_segments, density=0.08, random_state=rng, format="csr")
@@ -45,7 +45,7 @@ def test_stated_credits_read_at_once_equal_those_read_per_chunk() -> None:
         n_nodes=n_nodes,
         kind=np.where(rng.random(n_edges) < 0.5, FACT, FACT + 1),
         ref=rng.integers(0, n_facts, n_edges),
-        steps=lambda vertices, facts: np.full(facts.shape, 0.5),
+        steps=lambda vertices, facts: 1.0 / (2 + (vertices * 7 + facts) % 5),
     )
     credits = _Credits(SimpleNamespace(fact_segments=fact_segments), edges)  # type: ignore[arg-type]
     searches = []
@@ -56,11 +56,15 @@ def test_stated_credits_read_at_once_equal_those_read_per_chunk() -> None:
             entities = rng.integers(0, n_nodes + n_segments, (rows, length + 1))
             groups.append(PathArrays(entities, rng.integers(0, n_edges, (rows, length))))
         searches.append((Search(groups), index % 2 == 0))
-    for search, every_segment in searches:
-        credits.add(search, 1.0, 0.5 if every_segment else 0.0, every_segment)
-    credits._state()
+    weights = [(float(rng.random()), float(rng.random()) if i % 3 else 0.0) for i in range(6)]
+    for (search, every_segment), (start, end) in zip(searches, weights, strict=True):
+        credits.add(search, start, end if every_segment else 0.0, every_segment)
+    segments, paths, masses = credits._collect()
     want = _reference(credits, searches)
-    got = [part for pair in zip(credits.segments, credits.paths, strict=True) for part in pair]
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        assert a.tolist() == b.tolist()
+    assert segments.tolist() == np.concatenate(want[0::2]).tolist()
+    assert paths.tolist() == np.concatenate(want[1::2]).tolist()
+    want_masses = [
+        search.masses(edges.steps, start, end if every_segment else 0.0)
+        for (search, every_segment), (start, end) in zip(searches, weights, strict=True)
+    ]
+    assert masses.tolist() == np.concatenate(want_masses).tolist()
