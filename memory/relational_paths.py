@@ -474,20 +474,23 @@ class _Stack:
         return PathArrays(entities, facts)
 
 
-def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[_Stack, np.ndarray]:
+def _stacked(parts: list[tuple[PathArrays, np.ndarray]]) -> tuple[_Stack, np.ndarray, list[int]]:
     """The rows of several path arrays of one length as one: the distinct arrays stacked,
-    and each part's rows offset into them, concatenated in order."""
+    each part's rows offset into them, concatenated in order (one addition for all parts:
+    the ~25 pairs of a query share a few arrays), and each part's number of rows."""
     offsets: dict[int, int] = {}
     distinct: list[PathArrays] = []
     size = 0
-    rows = []
-    for arrays, selected in parts:
+    starts = []
+    for arrays, _ in parts:
         if id(arrays) not in offsets:
             offsets[id(arrays)] = size
             distinct.append(arrays)
             size += len(arrays)
-        rows.append(selected + offsets[id(arrays)])
-    return _Stack(distinct), np.concatenate(rows)
+        starts.append(offsets[id(arrays)])
+    sizes = [len(selected) for _, selected in parts]
+    rows = np.concatenate([selected for _, selected in parts]) + np.repeat(starts, sizes)
+    return _Stack(distinct), rows, sizes
 
 
 def _joins(
@@ -505,11 +508,11 @@ def _joins(
         return []
     fronts = [(sides[p][0].levels[i], sides[p][0].rows[i]) for p in pairs]
     backs = [(sides[p][1].levels[j], sides[p][1].rows[j]) for p in pairs]
-    front, f_rows = _stacked(fronts)
-    back, b_rows = _stacked(backs)
+    front, f_rows, f_sizes = _stacked(fronts)
+    back, b_rows, b_sizes = _stacked(backs)
     index = np.arange(len(pairs), dtype=np.int64)
-    f_pair = np.repeat(index, [len(rows) for _, rows in fronts])
-    b_pair = np.repeat(index, [len(rows) for _, rows in backs])
+    f_pair = np.repeat(index, f_sizes)
+    b_pair = np.repeat(index, b_sizes)
     f, b = _meeting(front.ends()[f_rows], f_pair, back.ends()[b_rows], b_pair, n_entities)
     joined, kept = _glued(front.take(f_rows[f]), back.take(b_rows[b]))
     bounds = np.searchsorted(f_pair[f[kept]], np.arange(len(pairs) + 1))
