@@ -420,14 +420,21 @@ def edge_weights(subgraph: QuerySubgraph, similarity: np.ndarray) -> sp.csr_matr
     """Eq. 1 on G_q: an edge touching a fact weighs sim(q, fact); an entity–segment edge
     weighs sim(q, entity); a node–segment edge the node's similarity (`node_similarity`);
     `similarity` is per local node (segments' values unused). Pass ones for the uniform
-    (w = 1) variant."""
-    edges = subgraph.adjacency.tocoo()
+    (w = 1) variant. The weights take the adjacency's own CSR structure (`induced` keeps
+    each row's entries ascending and distinct, what a matrix built from its coordinates
+    would sort them into), so no coordinate matrix is built and sorted again."""
+    adjacency = subgraph.adjacency
+    row = np.repeat(np.arange(adjacency.shape[0]), np.diff(adjacency.indptr))
+    col = adjacency.indices
     kinds = subgraph.kinds
     rank = _CARRIER_RANK[kinds]
-    carrier = np.where(rank[edges.row] >= rank[edges.col], edges.row, edges.col)
+    carrier = np.where(rank[row] >= rank[col], row, col)
     similarity = np.asarray(similarity, dtype=np.float64)
     weights = similarity[carrier]
-    turns = (kinds[edges.row] == SEGMENT) & (kinds[edges.col] == SEGMENT)
-    pair = np.maximum(similarity[edges.row[turns]], 0) + np.maximum(similarity[edges.col[turns]], 0)
+    turns = (kinds[row] == SEGMENT) & (kinds[col] == SEGMENT)
+    pair = np.maximum(similarity[row[turns]], 0) + np.maximum(similarity[col[turns]], 0)
     weights[turns] = TURN_PAIR_SPECIFICITY * pair / 2
-    return sp.csr_matrix((weights, (edges.row, edges.col)), shape=edges.shape)
+    structure = (col.copy(), adjacency.indptr.copy())  # sorted below in place if need be
+    matrix = sp.csr_matrix((weights, *structure), shape=adjacency.shape)
+    matrix.sum_duplicates()  # a no-op on `induced`'s rows; sorts any other adjacency
+    return matrix
