@@ -320,7 +320,10 @@ class _Credits:
         distinct, inverse = np.unique(segment, return_inverse=True)
         total = np.bincount(inverse, weights=mass, minlength=len(distinct))  # as np.add.at
         order = np.lexsort((distinct, -total))[:CANDIDATES]
-        scored = [(graph.segment_ids[int(distinct[o])], math.log(total[o])) for o in order]
+        scored = [
+            (graph.segment_ids[segment], math.log(score))
+            for segment, score in zip(distinct[order].tolist(), total[order].tolist(), strict=True)
+        ]
         shown = order[:SEGMENTS_EXPLAINED]
         # the shown segments' heaviest credits: by segment, then mass descending
         showing = np.zeros(len(distinct), bool)
@@ -336,13 +339,23 @@ class _Credits:
         search = np.searchsorted(first, row, "right") - 1
         local = row - first[search]
 
+        made: dict[int, tuple[RelationalPath, str]] = {}
+        """Per path row, the path in reading order and its text (a path joining two
+        anchors credits every segment on it, so it is shown with several)."""
+
+        def shown_path(credit: int) -> tuple[RelationalPath, str]:
+            key = int(row[credit])
+            if key not in made:
+                found = self.searches[int(search[credit])].path(int(local[credit]))
+                found = reading_order(edges, found)
+                made[key] = found, _path_text(view, graph, links, edges, found)
+            return made[key]
+
         def path(credit: int) -> RelationalPath:
-            found = self.searches[int(search[credit])].path(int(local[credit]))
-            return reading_order(edges, found)
+            return shown_path(credit)[0]
 
         def texts_of(credits: list[int]) -> list[str]:
-            found = (_path_text(view, graph, links, edges, path(c)) for c in credits)
-            return list(dict.fromkeys(found))
+            return list(dict.fromkeys(shown_path(c)[1] for c in credits))
 
         texts = {graph.segment_ids[int(distinct[o])]: texts_of(heaviest[int(o)]) for o in shown}
         joined = np.flatnonzero(np.asarray(self.joined)[search])
