@@ -69,7 +69,7 @@ from memory import dwpr
 from memory.flat_prior import flat_prior, kept_per_query
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entity_positions, similar_facts
-from memory.memorai_paths import anchors_of, segment_paths
+from memory.memorai_paths import anchors_of, segments_paths
 from memory.memorai_subgraph import (
     BRIDGE_CAP,
     KIND_NAMES,
@@ -231,17 +231,19 @@ def _find_paths(graph: MemoryGraph, walked: Traversal, segments: list[int]) -> N
     in_subgraph = set(walked.subgraph.segments.tolist())
     fact_score = dict(zip(walked.subgraph.facts.tolist(), walked.fact_scores.tolist(), strict=True))
     prefixes = anchors_of(graph, set(walked.seeds.entities), set(walked.seeds.facts))
-    for segment in segments:
-        if segment in walked.paths:
-            continue
-        found = (
-            segment_paths(
-                graph, segment, prefixes, set(walked.seeds.facts), fact_score, PATHS_PER_SEGMENT
-            )
-            if segment in in_subgraph
-            else []
+    missing = [s for s in dict.fromkeys(segments) if s not in walked.paths]
+    reached = [s for s in missing if s in in_subgraph]
+    found = dict(
+        zip(
+            reached,
+            segments_paths(
+                graph, reached, prefixes, set(walked.seeds.facts), fact_score, PATHS_PER_SEGMENT
+            ),
+            strict=True,
         )
-        walked.paths[segment] = [graph.path_text(list(p)) for p in found]
+    )
+    for segment in missing:
+        walked.paths[segment] = [graph.path_text(list(p)) for p in found.get(segment, [])]
 
 
 def _traverse(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Traversal:
