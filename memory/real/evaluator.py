@@ -233,41 +233,45 @@ class EmbeddingEvaluator:
         ]
         link = np.ones(len(stacked))
         if linked:
-            rows = np.flatnonzero(np.isin(owner, linked))
+            is_linked = np.zeros(len(items), bool)
+            is_linked[linked] = True
+            rows = np.flatnonzero(is_linked[owner])
             previous = np.array([items[i][0].hops[-1].vector for i in linked])
             at = np.full(len(items), -1)
             at[linked] = np.arange(len(linked))
             cosines = np.vecdot(stacked[rows], previous[at[owner[rows]]]).astype(np.float64)
             cosines = np.where(cosines > -1.0, cosines, -1.0)
             link[rows] = (1.0 + np.where(cosines < 1.0, cosines, 1.0)) / 2.0
-        disjoint = np.zeros(len(stacked), bool)
+        disjoint = []  # rows whose hop does not overlap its parent's last (an open one does)
         row = 0
         for parent, hops in items:
             if parent.hops:
                 start, stop = parent.hops[-1].valid_from, parent.hops[-1].valid_to
-                for hop in hops:  # not overlaps(previous, hop)
-                    disjoint[row] = not (
-                        (start is None or hop.valid_to is None or start < hop.valid_to)
-                        and (hop.valid_from is None or stop is None or hop.valid_from < stop)
-                    )
-                    row += 1
-            else:
-                row += len(hops)
-        link = np.where(disjoint, link * DISJOINT_TIME, link)
+                if start is not None or stop is not None:
+                    for i, hop in enumerate(hops, row):  # not overlaps(previous, hop)
+                        if not (
+                            (start is None or hop.valid_to is None or start < hop.valid_to)
+                            and (hop.valid_from is None or stop is None or hop.valid_from < stop)
+                        ):
+                            disjoint.append(i)
+            row += len(hops)
+        if disjoint:
+            link[disjoint] *= DISJOINT_TIME
         has_previous = np.repeat([bool(parent.hops) for parent, _ in items], sizes)
         coherence = np.where(has_previous & (link < weakest), link, weakest).tolist()
         results: list[list[Scored]] = []
         rows = sums if summed else None
         row = 0
-        for (_, hops), state in zip(items, parents, strict=True):
+        for size, state in zip(sizes, parents, strict=True):
             count = state[3] + 1
-            part = []
-            for _ in hops:
-                part.append(
-                    (relevance[row], coherence[row], sufficiency[row], (None, rows, row, count))
-                )
-                row += 1
-            results.append(part)
+            stop = row + size
+            results.append(
+                [
+                    (relevance[i], coherence[i], sufficiency[i], (None, rows, i, count))
+                    for i in range(row, stop)
+                ]
+            )
+            row = stop
         return results
 
     def _score_hops(self, parent: Path, hops: Sequence[Hop]) -> list[tuple[Any, ...]] | None:

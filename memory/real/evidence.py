@@ -106,14 +106,13 @@ def rank_segments(
     are taken over all credits as arrays (a hub entity is mentioned by thousands of
     segments); the texts are replayed for the k segments returned only."""
     segments: list[int] = []
-    values: list[float] = []
-    items: list[int] = []
-    for i, item in enumerate(evidence):
+    supported: list[int] = []  # per path, how many supporting credits it has
+    for item in evidence:
+        before = len(segments)
         for hop in item.path.hops:
-            supporting = supporting_segments(graph, hop)
-            segments += supporting
-            values += [item.score] * len(supporting)
-            items += [i] * len(supporting)
+            segments += supporting_segments(graph, hop)
+        supported.append(len(segments) - before)
+    scores = np.array([item.score for item in evidence], np.float64)
     # every path's mentioning segments with their counts, path by path in segment order
     # (each path's `np.unique(..., return_counts=True)`), from one sort of all of them
     naming: dict[int, np.ndarray] = {}
@@ -139,9 +138,9 @@ def rank_segments(
     weight = np.array([MENTION_WEIGHT * item.score for item in evidence])[path_of]
     segment = np.concatenate([np.array(segments, np.int64), keys - path_of * width])
     value = np.concatenate(
-        [np.array(values, np.float64), weight * count / np.array(shares)[path_of]]
+        [np.repeat(scores, supported), weight * count / np.array(shares)[path_of]]
     )
-    item_of = np.concatenate([np.array(items, np.int64), path_of])
+    item_of = np.concatenate([np.repeat(np.arange(len(evidence)), supported), path_of])
     distinct, inverse = np.unique(segment, return_inverse=True)
     # the credits added in order, one at a time (as `np.add.at` adds them)
     best = np.bincount(inverse, weights=value, minlength=len(distinct))
@@ -151,10 +150,13 @@ def rank_segments(
     on_top = np.zeros(len(distinct), bool)
     on_top[top] = True
     credited = np.flatnonzero(on_top[inverse])
+    path_texts: dict[int, str] = {}  # per evidence item credited, its path's text
     for at, item in zip(segment[credited].tolist(), item_of[credited].tolist(), strict=True):
         listed = texts[at]
         if len(listed) < MAX_PATHS:
-            text = evidence[item].path.text
+            text = path_texts.get(item)
+            if text is None:
+                text = path_texts[item] = evidence[item].path.text
             if text not in listed:
                 listed.append(text)
     scored = [
