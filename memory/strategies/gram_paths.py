@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -140,7 +141,7 @@ def link_graph_of(view: SnapshotView, query: QueryContext) -> LinkGraph:
 
 def _search(
     view: SnapshotView, query: QueryContext
-) -> tuple[list[tuple[str, float]], dict[str, Any], dict[str, list[str]]]:
+) -> tuple[list[tuple[str, float]], dict[str, Any], Mapping[str, list[str]]]:
     """The blended ranking, the explanation and the paths behind each segment: all of
     `gram_paths` but the cut at k (kept per query by `kept_per_query`)."""
     graph = graph_of(view, query)
@@ -303,7 +304,9 @@ class _Credits:
 
     def ranked(
         self, view: SnapshotView, links: PassageLinks
-    ) -> tuple[list[tuple[str, float]], dict[str, list[str]], list[tuple[float, RelationalPath]]]:
+    ) -> tuple[
+        list[tuple[str, float]], Mapping[str, list[str]], list[tuple[float, RelationalPath]]
+    ]:
         """The first `CANDIDATES` retrievable segments by summed mass (ties by position),
         scored by its log; the linearized paths of each one's `PATHS_PER_SEGMENT`
         heaviest credits; and the `TOP_PATHS_EXPLAINED` heaviest paths joining two
@@ -357,12 +360,38 @@ class _Credits:
         def texts_of(credits: list[int]) -> list[str]:
             return list(dict.fromkeys(shown_path(c)[1] for c in credits))
 
-        texts = {graph.segment_ids[int(distinct[o])]: texts_of(heaviest[int(o)]) for o in shown}
+        texts = _ShownTexts(
+            {graph.segment_ids[int(distinct[o])]: heaviest[o] for o in shown.tolist()}, texts_of
+        )
         joined = np.flatnonzero(np.asarray(self.joined)[search])
         seen: dict[int, tuple[float, RelationalPath]] = {}
         for credit in _heaviest_first(joined, mass, row, TOP_PATHS_EXPLAINED):
             seen[int(row[credit])] = (float(mass[credit]), path(credit))
         return scored, texts, list(seen.values())
+
+
+class _ShownTexts(Mapping[str, list[str]]):
+    """Per shown segment id, the texts of its heaviest credits' paths, linearized when
+    first read: a query's top k reads those of a few of the `SEGMENTS_EXPLAINED` shown
+    segments (the rest of the blended top k comes from the flat ranking)."""
+
+    def __init__(self, credits: dict[str, list[int]], texts: Callable[[list[int]], list[str]]):
+        self.credits, self.texts = credits, texts
+        self.made: dict[str, list[str]] = {}
+
+    def __getitem__(self, segment_id: str) -> list[str]:
+        if segment_id not in self.made:
+            self.made[segment_id] = self.texts(self.credits[segment_id])
+        return self.made[segment_id]
+
+    def __contains__(self, segment_id: object) -> bool:
+        return segment_id in self.credits
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.credits)
+
+    def __len__(self) -> int:
+        return len(self.credits)
 
 
 def _heaviest_first(
