@@ -296,6 +296,23 @@ class _Cut:
             return False
         return avoid is None or (avoid not in self.kept_ends and avoid != self.after_end)
 
+    def narrowed(self, tree: _Tree, stop_at: int | None, avoid: int | None) -> list[np.ndarray]:
+        """The rows of the search with `stop_at` and `avoid` where this one was not
+        truncated: its levels are then complete, so that search's rows are these less
+        those whose parent it dropped or stopped at, or that end at `avoid` (fewer rows,
+        so it is not truncated either)."""
+        kept = [self.kept[0]]
+        for d, rows in enumerate(self.kept[1:], 1):
+            above = tree.levels[d - 1]
+            extended = np.zeros(len(above), bool)
+            ends = above.entities[kept[-1], -1]
+            extended[kept[-1]] = True if stop_at is None else ends != stop_at
+            chosen = extended[tree.parents[d - 1][rows]]
+            if avoid is not None:
+                chosen &= tree.levels[d].entities[rows, -1] != avoid
+            kept.append(rows[chosen])
+        return kept
+
 
 def _cut_rows(
     tree: _Tree, depth: int, stop_at: int | None, avoid: int | None, limit: int
@@ -310,6 +327,8 @@ def _cut_rows(
     base = _Cut.of(tree, depth, limit)
     if base is not None and base.holds(stop_at, avoid):
         return base.kept, base.truncated
+    if base is not None and not base.truncated:
+        return base.narrowed(tree, stop_at, avoid), False
     cut = _cut_rows_grown(tree, depth, stop_at, avoid, limit)
     return None if cut is None else cut[:2]
 
