@@ -169,8 +169,8 @@ def _extended(
 ) -> PathArrays:
     """The paths of `frontier`'s rows `parent`, each one fact (`facts`, to `others`) longer."""
     return PathArrays(
-        np.hstack([frontier.entities[parent], others[:, None]]),
-        np.hstack([frontier.facts[parent], facts[:, None]]),
+        np.concatenate([frontier.entities[parent], others[:, None]], axis=1),
+        np.concatenate([frontier.facts[parent], facts[:, None]], axis=1),
     )
 
 
@@ -635,8 +635,8 @@ def _glued(ahead: PathArrays, behind: PathArrays) -> tuple[PathArrays, np.ndarra
     backward one reversed, where the two share no other entity; and which pairs that kept."""
     kept = _unshared(ahead.entities, behind.entities)
     glued = PathArrays(
-        np.hstack([ahead.entities[kept], behind.entities[kept][:, -2::-1]]),
-        np.hstack([ahead.facts[kept], behind.facts[kept][:, ::-1]]),
+        np.concatenate([ahead.entities[kept], behind.entities[kept][:, -2::-1]], axis=1),
+        np.concatenate([ahead.facts[kept], behind.facts[kept][:, ::-1]], axis=1),
     )
     return glued, kept
 
