@@ -272,10 +272,13 @@ def _traverse(view: SnapshotView, query: QueryContext, graph: MemoryGraph) -> Tr
     )
     n_e, n_s, n_f = len(subgraph.entities), len(subgraph.segments), len(subgraph.facts)
     segment_scores = result.scores[n_e : n_e + n_s]
-    logs = np.log(segment_scores + 1e-12).tolist()  # one pass: the same bits as per entry
+    logs = np.log(segment_scores + 1e-12)  # one pass: the same bits as per entry
+    order = np.argsort(-logs, kind="stable")  # best first, ties in subgraph order
     ids = graph.segment_ids
-    walked = [(ids[s], v) for s, v in zip(subgraph.segments.tolist(), logs, strict=True)]
-    walked.sort(key=lambda pair: -pair[1])
+    walked = [
+        (ids[s], v)
+        for s, v in zip(subgraph.segments[order].tolist(), logs[order].tolist(), strict=True)
+    ]
     ranked, shares = blended(view, query, prior, walked, NAME)
     fact_scores = result.scores[n_e + n_s : n_e + n_s + n_f]
     node_ids = view.graph_index.node_ids
