@@ -28,8 +28,11 @@ differ in their last bits (253 of 256 LoCoMo questions, on 2 cores). A query was
 on one thread inside a graph strategy (`memory.query_threads`), on the pool's threads by
 `dense`, ahead in a batch by an evaluation, and per process in `--jobs` or `kgmem serve`;
 so the same question got different vectors, and `real_beam` ranked 67 of 996 LoCoMo dev
-questions differently under `--jobs 2` than in one process. One thread costs little on a
-20-token forward pass: 6.7 against 6.4 ms a question, 1.71 against 1.57 s for 256 (2 cores).
+questions differently under `--jobs 2` than in one process. One thread costs `dense` on
+2 cores about 1.5-1.9 ms a query where it had the pool (100k facts, 60 queries: p50 8.1
+against 6.6 ms; the forward pass 6.4 against 4.6 ms); a graph strategy on a snapshot with
+a second encoder already encoded on one thread. Deterministic vectors were preferred:
+an evaluation, `--jobs`, `kgmem serve` and `kgmem query` must rank a question alike.
 """
 
 from __future__ import annotations
