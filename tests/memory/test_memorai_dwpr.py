@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from memory.dwpr import dynamic_weighted_pagerank, seed_distribution
 from memory.graph import MemoryGraph, graph_of
 from memory.linking import similar_entities, similar_entity_positions
-from memory.memorai_paths import anchors_of, paths_through, segment_paths
+from memory.memorai_paths import anchors_of, segment_paths
 from memory.memorai_subgraph import (
     ProvenanceStructure,
     build_structure,
@@ -28,6 +28,7 @@ from memory.memorai_subgraph import (
 from memory.node_vectors import entity_vectors, segment_vectors
 from memory.snapshot_view import QueryContext
 from memory.strategies.memorai_dwpr import prior_seed
+from tests.memory.memorai_cases import paths_by_every_fact, random_ask
 from transforms.graph_structures import binary_pattern
 
 # --- DW-PR on hand-built graphs ---------------------------------------------------------
@@ -329,22 +330,12 @@ def test_paths_are_those_of_the_loop_over_every_fact(graph_memory):
     `segment_paths` left out those that end no path)."""
     graph = graph_of(graph_memory._view, QueryContext(PRIYA, 5))
     rng = np.random.default_rng(11)
-    n_facts, n_entities = len(graph.facts), len(graph.entity_ids)
     checked = 0
     for _ in range(30):
-        seed_facts = set(rng.choice(n_facts, 3, replace=False).tolist())
-        seed_entities = set(rng.choice(n_entities, 3, replace=False).tolist())
-        anchors = anchors_of(graph, seed_entities, seed_facts)
-        some = rng.choice(n_facts, max(n_facts * 2 // 3, 1), replace=False)
-        scored = np.union1d(some, list(seed_facts))  # seed facts are in every subgraph
-        fact_score = dict(zip(scored.tolist(), rng.random(len(scored)).tolist(), strict=True))
+        anchors, seed_facts, fact_score = random_ask(graph, rng, 2 / 3)
         for segment in range(len(graph.segment_ids)):
             found = segment_paths(graph, segment, anchors, seed_facts, fact_score, 3)
-            row = graph.mentions
-            mentioned = sorted(set(row.indices[row.indptr[segment] : row.indptr[segment + 1]]))
-            every = graph.entity_facts[mentioned].indices if mentioned else []
-            before = paths_through(graph, segment, every, anchors, seed_facts, fact_score, 3)
-            assert found == before
+            assert found == paths_by_every_fact(graph, segment, anchors, seed_facts, fact_score)
             checked += bool(found)
     assert checked > 20  # paths were found, not only empty lists compared
 
