@@ -158,16 +158,16 @@ def named_nodes(links: PassageLinks, text: str) -> list[int]:
 
 
 def seed_nodes(
-    view: SnapshotView, links: PassageLinks, prior: FlatPrior, count: int
+    view: SnapshotView, links: PassageLinks, prior: FlatPrior
 ) -> list[tuple[int, float]]:
     """The prior's seed entities generalised to the passage graph's nodes: the linkable
     nodes (entities, topics, phrases, sessions, days) named by the flat ranking's top
     segments, weighted by the prior mass of those segments times the node's specificity
-    (a node only the top segments share is the best bridge onward), the `count` heaviest
-    (ties by position)."""
+    (a node only the top segments share is the best bridge onward), heaviest first (ties
+    by position)."""
     mass = prior.distribution()
     top = prior.top_segments()
-    if not top or count <= 0:
+    if not top:
         return []
     at = np.array([view.segment_index[s] for s in top], np.int64)
     nodes, _, counts = row_entries(links.segment_nodes, at)
@@ -178,5 +178,5 @@ def seed_nodes(
     np.add.at(total, nodes[kept], weights[kept])
     candidates = np.unique(nodes[kept])
     score = total[candidates] * links.specificity[candidates]
-    order = np.lexsort((candidates, -score))[:count]
+    order = np.lexsort((candidates, -score))
     return [(int(candidates[i]), float(score[i])) for i in order]

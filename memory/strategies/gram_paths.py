@@ -165,7 +165,7 @@ def _search(
     linkable = any(links.linkable[v] for v in named)
     titled = [] if linkable else [v for v in named_nodes(links, query.text) if linked(v)]
     count = int(query.options.get("seed_nodes", SEED_NODES))
-    masses = dict(seed_nodes(view, links, prior, links.n_nodes))
+    masses = dict(seed_nodes(view, links, prior))
     seeded = [v for v in list(masses)[:count] if linked(v)]
     anchors = list(dict.fromkeys([*named, *flat, *seeded, *titled]))
     entities_from = "named, flat ranking and named nodes"

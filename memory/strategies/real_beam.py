@@ -136,7 +136,7 @@ def _search(
     if links is not None:
         focus = np.zeros(links.n_segments, bool)
         focus[[view.segment_index[s] for s, _ in prior.fused]] = True
-        masses = dict(seed_nodes(view, links, prior, links.n_nodes))
+        masses = dict(seed_nodes(view, links, prior))
         seeded = list(masses.items())[: int(options.get("seed_nodes", SEED_NODES))]
     space = SearchSpace.of(view, query, params.m, links, focus)
     anchors = anchor(view, space.graph, query.text, prior.seed_entities(view), links, seeded)

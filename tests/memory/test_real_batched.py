@@ -45,7 +45,7 @@ def _setup(view, question, valid_at, speculative, untyped, templates, params):
     if links is not None:
         focus = np.zeros(links.n_segments, bool)
         focus[[view.segment_index[s] for s, _ in prior.fused]] = True
-        seeded = seed_nodes(view, links, prior, links.n_nodes)[:5]
+        seeded = seed_nodes(view, links, prior)[:5]
     space = SearchSpace.of(view, query, params.m, links, focus)
     roots = anchor(view, space.graph, question, prior.seed_entities(view), links, seeded)
     repairer = Repairer(space, templates)
