@@ -193,20 +193,9 @@ class _Search:
             trace.beams += 1
             trace.evaluator_calls += 1
             trace.visited.update([p.end for p in candidates])
-            # counterfactual_reasons, repair_budget and the best S_AS in one pass
-            best = relevance = coherence = float("-inf")
-            reliable = 0
-            for score in expanded:
-                r, c = score.relevance, score.coherence
-                best = max(best, score.sufficiency)
-                relevance, coherence = max(relevance, r), max(coherence, c)
-                reliable += r >= delta_qr and c >= delta_lc
-            if not expanded:
-                reasons = ["no_candidates"]
-            else:
-                reasons = ["low_relevance"] if relevance < delta_qr else []
-                if coherence < delta_lc:
-                    reasons.append("low_coherence")
+            best, reasons, reliable = _counterfactual(
+                [(s.relevance, s.coherence, s.sufficiency) for s in expanded], delta_qr, delta_lc
+            )
             if reasons:
                 trace.counterfactual_triggers += 1
                 trace.reasons.update(reasons)
@@ -228,6 +217,31 @@ class _Search:
         self.beams = top_k(pool, params.k)
         if every_beam_stopped:
             self.done = True
+
+
+def _counterfactual(
+    scores: list[tuple[float, float, float]], delta_qr: float, delta_lc: float
+) -> tuple[float, list[str], int]:
+    """(best S_AS, counterfactual reasons, reliable candidates) of a beam's expansions,
+    given as (S_QR, S_LC, S_AS) in one pass: the reasons are "no_candidates", or
+    "low_relevance" / "low_coherence" where no candidate reaches delta_qr / delta_lc; a
+    reliable candidate reaches both (the repair budget is m less their count)."""
+    best = relevance = coherence = float("-inf")
+    reliable = 0
+    for r, c, a in scores:  # the maxima as `max` finds them
+        if a > best:
+            best = a
+        if r > relevance:
+            relevance = r
+        if c > coherence:
+            coherence = c
+        reliable += r >= delta_qr and c >= delta_lc
+    if not scores:
+        return best, ["no_candidates"], reliable
+    reasons = ["low_relevance"] if relevance < delta_qr else []
+    if coherence < delta_lc:
+        reasons.append("low_coherence")
+    return best, reasons, reliable
 
 
 Scored = tuple[float, float, float, Any]
@@ -253,22 +267,9 @@ def _level_hops(
     delta_qr, delta_lc = params.delta_qr, params.delta_lc
     plans = []
     for scores in expanded:
-        best = relevance = coherence = float("-inf")
-        reliable = 0
-        for r, c, a, _ in scores:  # the maxima as `max` finds them
-            if a > best:
-                best = a
-            if r > relevance:
-                relevance = r
-            if c > coherence:
-                coherence = c
-            reliable += r >= delta_qr and c >= delta_lc
-        if not scores:
-            reasons = ["no_candidates"]
-        else:
-            reasons = ["low_relevance"] if relevance < delta_qr else []
-            if coherence < delta_lc:
-                reasons.append("low_coherence")
+        best, reasons, reliable = _counterfactual(
+            [(r, c, a) for r, c, a, _ in scores], delta_qr, delta_lc
+        )
         budget = max(0, params.m - reliable) if reasons else 0
         plans.append((best, reasons, budget))
     repairs = {j: steps.repair(path) for j, (_, path) in enumerate(jobs) if plans[j][2] > 0}
