@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memory.corpus_kinds import weights_by_kind
 from memory.flat_prior import FlatPrior, flat_prior
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking, Strategy
-from transforms.hybrid_weights import CORPUS_KINDS
 from transforms.rank_fusion import fuse
 from transforms.traversal_blend import flat_shares
 
@@ -68,28 +68,5 @@ def blended(
     by_kind = {kind: {"traversal": 1.0 - share, "flat": share} for kind, share in shares.items()}
     if not traversal:
         return list(prior.fused), shares
-    kinds = corpus_kinds(view)
-    if len(kinds) == 1:
-        weights = by_kind[next(iter(kinds))]
-
-        def weights_of(segment: str) -> Mapping[str, float]:
-            return weights
-
-    else:
-
-        def weights_of(segment: str) -> Mapping[str, float]:
-            return by_kind[CORPUS_KINDS.get(view.segment_kind(segment), "documents")]
-
+    weights_of = weights_by_kind(view, by_kind)
     return fuse({"traversal": traversal, "flat": prior.fused}, weights_of), shares
-
-
-def corpus_kinds(view: SnapshotView) -> frozenset[str]:
-    """The corpus kinds (`transforms.hybrid_weights.CORPUS_KINDS`, "documents" for any
-    other segment kind) of the view's segments, found once per view: where there is one,
-    every item of a blend takes its weights without a look-up of its segment's kind
-    (~0.5 ms a MemORAI query at 100k facts, a few hundred items)."""
-    if "corpus_kinds" not in view.cache:
-        view.cache["corpus_kinds"] = frozenset(
-            CORPUS_KINDS.get(kind, "documents") for kind in set(view.segment_kinds)
-        )
-    return view.cache["corpus_kinds"]

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from memory.corpus_kinds import weights_by_kind
 from memory.linking import beside, full_text_segments, nearest_segments, similar_segments
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from transforms.brevity_prior import OPTION as BREVITY_OPTION
 from transforms.brevity_prior import brevity_weights, with_brevity_prior
-from transforms.hybrid_weights import CORPUS_KINDS, SIGNALS, normalised, resolve_weights
+from transforms.hybrid_weights import SIGNALS, normalised, resolve_weights
 from transforms.rank_fusion import Scored, combine, contributions, normalise
 
 POOL = 50
@@ -132,17 +133,15 @@ def _fused(
     available = available_signals(view)
     by_kind = {kind: normalised(w, available) for kind, w in weights.items()}
 
-    def weights_of(segment_id: str) -> Mapping[str, float]:
-        return by_kind[CORPUS_KINDS.get(view.segment_kind(segment_id), "documents")]
-
+    weights_of = weights_by_kind(view, by_kind)
     normal = normalise(signals)
     fused = combine(normal, weights_of)
     brevity = brevity_weights(view.snapshot.retrieval, query.options)
     lexical = view.lexical_search
     if lexical is not None and any(brevity.values()):
         ids = [segment_id for segment_id, _ in fused]
-        kinds = [CORPUS_KINDS.get(view.segment_kind(s), "documents") for s in ids]
-        fused = with_brevity_prior(fused, lexical.term_counts(ids), [brevity[k] for k in kinds])
+        brevity_of = weights_by_kind(view, brevity)
+        fused = with_brevity_prior(fused, lexical.term_counts(ids), [brevity_of(s) for s in ids])
     explanation = {
         "strategy": "hybrid",
         "signals": {name: len(scored) for name, scored in signals.items()},

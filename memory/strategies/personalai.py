@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from memory.corpus_kinds import DEFAULT_KIND, corpus_kind
 from memory.flat_prior import FlatPrior, flat_prior, kept_per_query
 from memory.linking import named_entities
 from memory.personalai.astar import AStarParams, astar
@@ -81,7 +82,6 @@ from memory.personalai.water_circles import WaterCirclesParams, water_circles
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
 from memory.traversal import blended
-from transforms.hybrid_weights import CORPUS_KINDS
 
 P = TypeVar("P")
 Similarity = np.ndarray | EdgeSimilarity
@@ -220,7 +220,7 @@ def _traverse(
 def _corpus_kind(view: SnapshotView, prior: FlatPrior) -> str:
     """The corpus kind of the passage flat search ranks first (documents where none)."""
     top = prior.top_segments(1)
-    return CORPUS_KINDS.get(view.segment_kind(top[0]), "documents") if top else "documents"
+    return corpus_kind(view, top[0]) if top else DEFAULT_KIND
 
 
 def personalai_astar(view: SnapshotView, query: QueryContext) -> Ranking:

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from memory.corpus_kinds import weights_by_kind
 from memory.flat_prior import TEMPERATURE, flat_prior, kept_per_query
 from memory.graph import graph_of
 from memory.linking import named_entities, phrase_keys, query_entities
 from memory.passage_graph import PHRASE_PREFIX, WALK_THRESHOLD, PassageGraph, passage_graph
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
-from transforms.hybrid_weights import CORPUS_KINDS
 from transforms.rank_fusion import fuse
 from transforms.traversal_blend import flat_shares
 
@@ -113,10 +113,7 @@ def _walk(
     walked = [(graph.segment_ids[i], m) for i, m in zip(reached.tolist(), logs, strict=True)]
     by_kind = {kind: {"walk": 1.0 - share, "flat": share} for kind, share in flat_share.items()}
 
-    def weights_of(segment: str) -> dict[str, float]:
-        return by_kind[CORPUS_KINDS.get(view.segment_kind(segment), "documents")]
-
-    blended = fuse({"walk": walked, "flat": prior.fused}, weights_of)
+    blended = fuse({"walk": walked, "flat": prior.fused}, weights_by_kind(view, by_kind))
     entities = graph_of(view, query)
 
     def name(entity: str) -> str:
