@@ -20,7 +20,6 @@ from typing import Any
 from memory.facts import is_speculative
 from memory.heap import keep_freed_memory
 from memory.long_lived import freeze_long_lived, release_frozen
-from memory.query_threads import query_threads
 from memory.reranker import RERANK_DEPTH, rerank_scores, reranked_order
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking
@@ -31,6 +30,7 @@ from stores.graph_index import fetch_graph_index, graph_index_dir
 from stores.snapshots import Snapshot, list_snapshots, reader_collection
 from stores.workspace import Workspace
 from transforms.consolidation import normalize_name
+from transforms.cpu_lanes import one_blas_thread
 from transforms.reported_speech import only_reported
 
 
@@ -203,7 +203,7 @@ class Memory:
             context = QueryContext(
                 text, fetch, valid_at, is_speculative(text), dict(options or {}), depth
             )
-            with query_threads(self._view, strategy):
+            with one_blas_thread():  # the query's parallelism: transforms.cpu_lanes
                 ranking: Ranking = STRATEGIES[strategy](self._view, context)
             in_time = [(s, score) for s, score in ranking.scored if self._in_time(s, context)]
             ordered = sorted(in_time, key=lambda hit: self._time_rank(hit[0], context))

@@ -22,24 +22,19 @@ rational approximation (absolute error below 1.5e-7, under float32 resolution of
 activations), because numpy has no erf and scipy.special costs more to import than the
 whole encoder.
 
-An encoding is computed in two fixed lanes, each on one OpenBLAS thread, so its vectors
-are the same bits under any caller's thread limit. OpenBLAS computes these small products
-in another order on two threads than on one, and even one thread's products change their
-last bits with the shape asked for (a column of x @ W differs as W is cut). A query was
-embedded on one thread inside a graph strategy (`memory.query_threads`), on the pool's
-threads by `dense`, ahead in a batch by an evaluation, and per process in `--jobs` or
-`kgmem serve`; with OpenBLAS free to thread, the same question got different vectors
-(253 of 256 LoCoMo questions, on 2 cores) and `real_beam` ranked 67 of 996 LoCoMo dev
-questions differently under `--jobs 2` than in one process. So each layer's work is cut
-the same way every time, along the model's own independent parts: the attention heads in
-two halves (each half's query, key and value projections as one product, its attention,
+An encoding runs under `transforms.cpu_lanes`: OpenBLAS held to one thread, each layer's
+work cut into two fixed lanes along the model's own independent parts, the attention heads
+in two halves (each half's query, key and value projections as one product, its attention,
 and its share of the output projection) and the feed-forward's intermediate units in two
-halves (each half's expansion, GELU and share of the contraction); the two halves' sums
-are added in one order. Where the caller allows two or more BLAS threads the second lane
-runs on a thread of its own while the first runs on the caller's, else one after the
-other; the bits are the same either way. Measured on 2 cores, 300 LoCoMo questions: 4.2
-ms a question with the lanes side by side, 6.1 ms one after the other, against 6.1 ms for
-the uncut model on one OpenBLAS thread and 4.3 ms on two (non-deterministic). The lanes'
+halves (each half's expansion, GELU and share of the contraction), run side by side where
+the caller allows two BLAS threads; the two halves' sums are added in one order. So a
+question gets the same vector, bit for bit, in a graph strategy, in `dense`, ahead in an
+evaluation's batch, and in any process of `--jobs` or `kgmem serve` (with OpenBLAS free
+to thread, 253 of 256 LoCoMo questions got other last bits on two threads than on one).
+A cut is needed for that: even one thread's products change their last bits with the
+shape asked for (a column of x @ W differs as W is cut). Measured on 2 cores, 300 LoCoMo
+questions: 4.5 ms a question with the lanes side by side, 6.3 ms one after the other,
+against 6.3 ms for the uncut model on one OpenBLAS thread and 4.5 ms on two. The lanes'
 sums differ from the uncut products by float32 rounding (under 1e-6).
 """
 
@@ -47,19 +42,16 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
+
+from transforms.cpu_lanes import LANES, map_lanes, one_blas_thread
 
 MODULE_TYPES = "sentence_transformers.models."
 SUPPORTED_MODEL_TYPES = ("bert",)
-LANES = 2
-"""How many fixed parts each layer's work is cut into (see the module doc)."""
 
 
 @dataclass(frozen=True)
@@ -173,26 +165,24 @@ class NumpyBertEncoder:
         """float32 sentence vectors of `texts` (one row each), as sentence-transformers',
         the same bits under any caller's thread limit (see the module doc)."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        blas = _blas_controller().select(user_api="blas")
-        side_by_side = min((lib.num_threads for lib in blas.lib_controllers), default=1) > 1
-        with blas.limit(limits=1):
+        with one_blas_thread():
             for row, encoding in enumerate(self.tokenizer.encode_batch(texts)):
                 ids, types = np.asarray(encoding.ids), np.asarray(encoding.type_ids)
-                vectors[row] = self._sentence(ids, types, side_by_side)
+                vectors[row] = self._sentence(ids, types)
         if self.normalize:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors /= np.where(norms > 0, norms, 1.0)
         return vectors
 
-    def _sentence(self, ids: np.ndarray, types: np.ndarray, side_by_side: bool) -> np.ndarray:
+    def _sentence(self, ids: np.ndarray, types: np.ndarray) -> np.ndarray:
         hidden = self.words[ids] + self.positions[: len(ids)] + self.token_types[types]
         hidden = _layer_norm(hidden, *self.embedding_norm, self.eps)
         for layer, lanes in zip(self.layers, self.lanes, strict=True):
-            attended = _summed(self._attention, hidden, lanes, side_by_side)
+            attended = _summed(self._attention, hidden, lanes)
             hidden = _layer_norm(
                 hidden + attended + layer.attention_out[1], *layer.attention_norm, self.eps
             )
-            expanded = _summed(_feed_forward, hidden, lanes, side_by_side)
+            expanded = _summed(_feed_forward, hidden, lanes)
             hidden = _layer_norm(hidden + expanded + layer.output[1], *layer.output_norm, self.eps)
         return hidden.mean(axis=0) if self.mean_pooling else hidden[0]
 
@@ -215,35 +205,14 @@ def _feed_forward(hidden: np.ndarray, lane: _Lane) -> np.ndarray:
 
 
 def _summed(
-    part: Callable[[np.ndarray, _Lane], np.ndarray],
-    hidden: np.ndarray,
-    lanes: tuple[_Lane, ...],
-    side_by_side: bool,
+    part: Callable[[np.ndarray, _Lane], np.ndarray], hidden: np.ndarray, lanes: tuple[_Lane, ...]
 ) -> np.ndarray:
-    """The sum of `part` over `lanes`, added in lane order; with `side_by_side`, the lanes
-    after the first run on the lane threads while the first runs on the caller's."""
-    if side_by_side:
-        others = [_lane_threads(os.getpid()).submit(part, hidden, lane) for lane in lanes[1:]]
-        parts = [part(hidden, lanes[0])] + [other.result() for other in others]
-    else:
-        parts = [part(hidden, lane) for lane in lanes]
+    """The sum of `part` over `lanes` (`cpu_lanes.map_lanes`), added in lane order."""
+    parts = map_lanes(lambda lane: part(hidden, lane), lanes)
     total = parts[0]
     for other in parts[1:]:
         total = total + other
     return total
-
-
-@functools.cache
-def _lane_threads(process: int) -> ThreadPoolExecutor:
-    """The lane threads of `process` (keyed by process id: a forked child starts its own,
-    as its parent's threads were not copied)."""
-    return ThreadPoolExecutor(LANES - 1, thread_name_prefix=f"kgmem-encoder-{process}")
-
-
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """The process's thread pools (numpy's OpenBLAS among them), found once (~10 ms)."""
-    return ThreadpoolController()
 
 
 @functools.cache

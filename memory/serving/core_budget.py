@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from memory.query_threads import thread_controller
+from transforms.cpu_lanes import blas_controller
 from transforms.embedding import ENCODER_THREADS
 
 
@@ -59,7 +59,7 @@ class CoreBudget:
         threads = self.cores if others == 0 else 1
         token = ENCODER_THREADS.set(threads)
         try:
-            with thread_controller().limit(limits=threads, user_api="blas"):
+            with blas_controller().limit(limits=threads, user_api="blas"):
                 yield threads
         finally:
             ENCODER_THREADS.reset(token)

@@ -37,8 +37,12 @@ filters, link tables, co-occurring entities, edge vector blocks: `SearchSpace.pr
 a depth's hops are scored in one pass (`EmbeddingEvaluator.score_many`) and only the
 beams kept are built as paths (`beam.HopSteps`). At 100k facts, 30 queries, query vectors
 prefilled, one BLAS thread: ~41 ms a query before, ~22 ms after (`real_beam` alone;
-the flat prior is ~3 ms of both). The searches run on one OpenBLAS thread whatever the
-caller's pool (`_one_blas_thread`).
+the flat prior is ~3 ms of both). Like every query, it runs on one OpenBLAS thread
+(`Memory.query`, `transforms.cpu_lanes`): the TopM products of a hub's ~1,600
+co-occurring and edge rows are large enough (from ~1,200 rows of 384) for OpenBLAS to
+hand half to a second thread, whose wake-up on a busy core cost more than the product (at
+100k facts, no second encoder, 30 queries: 39.4 ms a query with the pool, 33.2 ms on one
+thread).
 
 Options (`QueryContext.options`), paper defaults in brackets:
 - `beam_width` (k = 5), `max_depth` (D_max = 3 hops), `expansions` (m = 5),
@@ -61,14 +65,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from memory.flat_prior import flat_prior, kept_per_query
 from memory.passage_links import passage_links, seed_nodes
-from memory.query_threads import thread_controller
 from memory.real.anchors import anchor
 from memory.real.beam import BeamParams, HopSteps, SearchTrace, beam_searches
 from memory.real.evaluator import EmbeddingEvaluator, LLMEvaluator, evaluator_for
@@ -154,16 +156,15 @@ def _search(
         space.prepare(paths, co_occurring)
         repairer.prepare(paths)
 
-    with _one_blas_thread():
-        results = beam_searches(
-            [Path(root.entity, root.name, root.intent) for root in anchors],
-            space.expand,
-            repairer,
-            evaluator.score,
-            params,
-            prepare,
-            steps,
-        )
+    results = beam_searches(
+        [Path(root.entity, root.name, root.intent) for root in anchors],
+        space.expand,
+        repairer,
+        evaluator.score,
+        params,
+        prepare,
+        steps,
+    )
     for result in results:
         final.update(result.final)
         traces.append(result.trace)
@@ -211,19 +212,6 @@ def _search(
             "llm_failures": evaluator.failures,
         }
     return ranked, paths, explanation
-
-
-def _one_blas_thread() -> AbstractContextManager[Any]:
-    """OpenBLAS held to one thread while the beams search (lifted after): their TopM
-    products of a hub's ~1,600 co-occurring and edge rows are the only ones large enough
-    (from ~1,200 rows of 384) for OpenBLAS to hand half to a second thread, whose wake-up
-    on a busy core cost more than the product (at 100k facts, no second encoder, 30
-    queries, the search with its flat prior, each query's fastest of 15 interleaved
-    rounds: 39.4 ms a query with the pool, 33.2 ms on one thread). On one thread a
-    product's last bits no longer depend on the caller's thread limits: a snapshot with a
-    second encoder ran the search on one thread already (`memory.query_threads`); the
-    flat prior and the anchors keep the caller's pool."""
-    return thread_controller().limit(limits=1, user_api="blas")
 
 
 def _root_weights(space: SearchSpace, masses: dict[int, float]) -> Callable[[int], float]:

@@ -1,0 +1,80 @@
+"""A hold keeps OpenBLAS on one thread until the process's last hold ends, and the lanes
+run side by side only where the caller's limit allowed them; the results are the same."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from transforms.cpu_lanes import LANES, blas_controller, map_lanes, one_blas_thread
+
+
+def _blas_threads() -> list[int]:
+    return [lib.num_threads for lib in blas_controller().select(user_api="blas").lib_controllers]
+
+
+def _thread_name(_: object) -> str:
+    return threading.current_thread().name
+
+
+def test_a_hold_limits_blas_and_gives_the_callers_limit_back() -> None:
+    with threadpool_limits(limits=2, user_api="blas"):
+        with one_blas_thread() as lanes:
+            assert lanes == LANES == 2
+            assert _blas_threads() == [1] * len(_blas_threads())
+            with one_blas_thread() as inner:  # nested: the outer hold's lanes, no restore
+                assert inner == lanes
+            assert set(_blas_threads()) == {1}
+        assert set(_blas_threads()) == {2}
+    with threadpool_limits(limits=1, user_api="blas"), one_blas_thread() as lanes:
+        assert lanes == 1  # the caller allowed one thread: the lanes run in turn
+
+
+def test_concurrent_holds_restore_only_when_the_last_ends() -> None:
+    first_in, second_done, results = threading.Event(), threading.Event(), {}
+
+    def second() -> None:
+        first_in.wait()
+        with one_blas_thread() as lanes:
+            results["second lanes"] = lanes
+        results["after second"] = set(_blas_threads())
+        second_done.set()
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        worker = threading.Thread(target=second)
+        worker.start()
+        with one_blas_thread() as lanes:
+            first_in.set()
+            second_done.wait(10)
+            assert lanes == 2
+        worker.join()
+        assert results == {"second lanes": 1, "after second": {1}}
+        assert set(_blas_threads()) == {2}
+
+
+def test_lanes_run_side_by_side_only_inside_a_hold_that_allows_them() -> None:
+    parts = list(range(LANES))
+    with threadpool_limits(limits=2, user_api="blas"):
+        outside = map_lanes(_thread_name, parts)
+        with one_blas_thread():
+            inside = map_lanes(_thread_name, parts)
+    with threadpool_limits(limits=1, user_api="blas"), one_blas_thread():
+        limited = map_lanes(_thread_name, parts)
+    caller = threading.current_thread().name
+    assert outside == limited == [caller] * LANES
+    assert inside[0] == caller and all(n.startswith("kgmem-lane-") for n in inside[1:])
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_results_are_in_order_and_the_same_bits_either_way(limit: int) -> None:
+    rng = np.random.default_rng(7)
+    blocks = np.array_split(rng.standard_normal((3001, 384)).astype(np.float32), LANES)
+    query = rng.standard_normal(384).astype(np.float32)
+    with threadpool_limits(limits=1, user_api="blas"), one_blas_thread():
+        expected = [block @ query for block in blocks]
+    with threadpool_limits(limits=limit, user_api="blas"), one_blas_thread():
+        found = map_lanes(lambda block: block @ query, blocks)
+    assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
