@@ -12,8 +12,8 @@ The distance is LanceDB's squared L2, |x|² - 2 x·q + |q|², with each row's |x
 once per view: equal to the distance LanceDB reports up to float32 rounding, so the
 scores, rounded to 6 decimals as before, may differ from LanceDB's in the last digit, and
 two segments at a near-tie may come in the other order. Ties go by row. The product runs
-on one OpenBLAS thread, its rows cut in `cpu_lanes.LANES` fixed blocks run side by side
-where the query may (`transforms.cpu_lanes`: the pool's spinning threads took the next
+on one OpenBLAS thread, its rows cut in fixed blocks run side by side where the query
+may (`transforms.cpu_lanes.lane_product`: the pool's spinning threads took the next
 query's core; on one thread alone the product took 2.1 ms a query at 100k facts, against
 1.5 ms on the pool). A table with a
 vector index keeps LanceDB's search (approximate, through the index), as does the second
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.top import top_positions
-from transforms.cpu_lanes import LANES, map_lanes, one_blas_thread
+from transforms.cpu_lanes import lane_product
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,6 @@ class ExactSegments:
     """Each row's squared length (float32)."""
     retrievable: np.ndarray | None
     """Positions of the rows a search may return; None: every row."""
-    blocks: tuple[np.ndarray, ...]
-    """`vectors` cut by rows into `LANES` blocks (views), multiplied side by side."""
 
     @classmethod
     def of(
@@ -52,15 +50,13 @@ class ExactSegments:
         """The search over `vectors` (rows in `segment_ids` order), restricted to the rows
         `retrievable` (positions, ascending; None: all)."""
         norms = np.einsum("ij,ij->i", vectors, vectors)
-        blocks = tuple(np.array_split(vectors, LANES))
-        return cls(segment_ids, vectors, norms, retrievable, blocks)
+        return cls(segment_ids, vectors, norms, retrievable)
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The `k` segments nearest to `vector` by squared L2 distance, (segment id, cosine
         1 - d/2 rounded to 6 decimals), nearest first, ties by row."""
         query = np.asarray(vector, np.float32)
-        with one_blas_thread():
-            products = np.concatenate(map_lanes(lambda block: block @ query, self.blocks))
+        products = lane_product(self.vectors, query)
         distance = self.norms - np.float32(2.0) * products + np.float32(query @ query)
         rows = self.retrievable
         if rows is not None:

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from transforms.cpu_lanes import lane_product
 from transforms.mapped_rows import read_rows, read_rows_from_file
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -284,9 +285,9 @@ class SelectedRows:
 
     def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         """Products of the selected rows with `vector`: the product runs over the whole
-        (mapped) matrix in place and is then selected, which costs a few more rows than
-        the selection but copies no row."""
-        products = np.asarray(self._matrix @ vector)
+        (mapped) matrix in place, in lanes (`cpu_lanes.lane_product`), and is then
+        selected, which costs a few more rows than the selection but copies no row."""
+        products = lane_product(self._matrix, vector)
         return products if self._whole else products[self._positions]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

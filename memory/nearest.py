@@ -28,6 +28,7 @@ import numpy as np
 
 from memory.fact_columns import SelectedRows
 from memory.top import top_positions
+from transforms.cpu_lanes import lane_product
 from transforms.vector_lists import VectorLists, probe
 
 PROBES = 32
@@ -92,7 +93,10 @@ def _scored(
             _KEPT.move_to_end(key)
             return kept[2], kept[3]
     if lists is None:
-        rows, scores = np.zeros(0, np.int64), np.asarray(matrix @ vector)
+        # SelectedRows multiplies its whole matrix in lanes itself
+        plain = not isinstance(matrix, SelectedRows)
+        whole = lane_product(matrix, vector) if plain else matrix @ vector
+        rows, scores = np.zeros(0, np.int64), np.asarray(whole)
     else:
         rows, scores = probe(lists, vector, probes)
         if isinstance(matrix, SelectedRows) and not matrix.whole:

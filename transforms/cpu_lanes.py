@@ -12,9 +12,10 @@ for a while before they sleep. On this machine's two cores that had two costs:
   the pool), the next query's encoder took 7.1 ms on two lanes where it took 4.9 ms after
   the same product on one thread (60 queries).
 
-So a query holds OpenBLAS to one thread (`one_blas_thread`), and the two pieces of its
-work that are large enough to split, the query encoder's layers
-(`transforms.numpy_bert`) and the exact search's product (`memory.exact_segments`), are
+So a query holds OpenBLAS to one thread (`one_blas_thread`), and the pieces of its work
+that are large enough to split, the query encoder's layers (`transforms.numpy_bert`) and
+the products of a query vector with every row of a matrix (`lane_product`: the exact
+segment search, KGERMAR's structure rows, the entity searches without an IVF index), are
 cut into `LANES` parts along the model's heads and units or the matrix's rows, always
 the same way, and run side by side (`map_lanes`): the first part on the caller's thread,
 the others on lane threads, which block on a queue rather than spin. Each part runs on
@@ -40,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import numpy as np
 from threadpoolctl import ThreadpoolController
 
 LANES = 2
@@ -108,6 +110,15 @@ def map_lanes(function: Callable[[Part], Result], parts: Sequence[Part]) -> list
         return [function(part) for part in parts]
     others = [_lane_threads(os.getpid()).submit(function, part) for part in parts[1:]]
     return [function(parts[0]), *(other.result() for other in others)]
+
+
+def lane_product(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """`matrix @ vector`, the rows cut into `LANES` fixed blocks (views) multiplied side by
+    side where the query may (`map_lanes`, under a hold): a row's product has the same
+    bits under any thread limit."""
+    with one_blas_thread():
+        blocks = np.array_split(matrix, LANES)
+        return np.concatenate(map_lanes(lambda block: np.asarray(block @ vector), blocks))
 
 
 @functools.cache

@@ -89,6 +89,7 @@ from memory.strategies.base import Ranking
 from memory.strategies.hybrid import candidate_pool, hybrid_signals, kept_recent
 from memory.top import top_positions
 from memory.traversal import blended
+from transforms.cpu_lanes import lane_product
 
 SHOWN = 5
 """Items per bank listed in the explanation."""
@@ -281,10 +282,10 @@ class StructureRows:
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The `k` rows nearest to `vector` by squared L2 distance, as LanceDB's exact
         search ranks them (ties by row), with the cosine 1 - d/2 it reports for unit
-        vectors. The distances are |x|^2 - 2 x.q + |q|^2 by one product, equal to
-        LanceDB's up to float32 rounding."""
+        vectors. The distances are |x|^2 - 2 x.q + |q|^2 by one product (in lanes,
+        `cpu_lanes.lane_product`), equal to LanceDB's up to float32 rounding."""
         query = np.asarray(vector, np.float32)
-        distance = self.norms - 2.0 * (self.vectors @ query) + np.float32(query @ query)
+        distance = self.norms - 2.0 * lane_product(self.vectors, query) + np.float32(query @ query)
         top = top_positions(-distance, k)
         return [(self.entity_ids[i], round(1.0 - float(distance[i]) / 2.0, 6)) for i in top]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from transforms.cpu_lanes import LANES, blas_controller, map_lanes, one_blas_thread
+from transforms.cpu_lanes import LANES, blas_controller, lane_product, map_lanes, one_blas_thread
 
 
 def _blas_threads() -> list[int]:
@@ -78,3 +78,15 @@ def test_results_are_in_order_and_the_same_bits_either_way(limit: int) -> None:
     with threadpool_limits(limits=limit, user_api="blas"), one_blas_thread():
         found = map_lanes(lambda block: block @ query, blocks)
     assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
+
+
+def test_lane_product_is_the_product_with_the_same_bits_under_any_limit() -> None:
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((2049, 96)).astype(np.float32)
+    vector = rng.standard_normal(96).astype(np.float32)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = lane_product(matrix, vector)
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = lane_product(matrix, vector)
+    assert one.shape == (2049,) and np.array_equal(one, two)
+    assert np.allclose(one, matrix.astype(np.float64) @ vector, rtol=1e-5, atol=1e-4)
