@@ -45,6 +45,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,25 +53,56 @@ from transforms.cpu_lanes import LANES, map_lanes, one_blas_thread
 
 MODULE_TYPES = "sentence_transformers.models."
 SUPPORTED_MODEL_TYPES = ("bert",)
+PROJECTIONS = ("query", "key", "value")
 
 
 @dataclass(frozen=True)
 class _Layer:
-    query: tuple[np.ndarray, np.ndarray]
-    key: tuple[np.ndarray, np.ndarray]
-    value: tuple[np.ndarray, np.ndarray]
+    query_key_value: tuple[np.ndarray, np.ndarray]
+    """The query, key and value projections as one (width x 3 width) product, lane by
+    lane: each lane's heads' query columns, then their key and value columns, so a lane's
+    projections are one view (`_Lane`) and the model is held once."""
+    projection_columns: tuple[np.ndarray, np.ndarray, np.ndarray]
+    """Where the query's, the key's and the value's columns lie in `query_key_value`."""
     attention_out: tuple[np.ndarray, np.ndarray]
     attention_norm: tuple[np.ndarray, np.ndarray]
     intermediate: tuple[np.ndarray, np.ndarray]
     output: tuple[np.ndarray, np.ndarray]
     output_norm: tuple[np.ndarray, np.ndarray]
 
+    @classmethod
+    def of(
+        cls, projections: list[tuple[np.ndarray, np.ndarray]], heads: int, **rest: Any
+    ) -> _Layer:
+        """A layer from its query, key and value projections (in x out weights, biases),
+        laid side by side lane by lane, and its other weights."""
+        width = projections[0][0].shape[0]
+        size = width // heads
+        order = np.concatenate(
+            [
+                np.arange(which * width + own.start * size, which * width + own.stop * size)
+                for own in _cuts(heads)
+                for which in range(len(projections))
+            ]
+        )
+        weights = np.concatenate([w for w, _ in projections], axis=1)[:, order]
+        biases = np.concatenate([b for _, b in projections])[order]
+        place = np.argsort(order)
+        columns = tuple(place[which * width : (which + 1) * width] for which in range(3))
+        return cls((np.ascontiguousarray(weights), biases), columns, **rest)
+
+    def projection(self, which: int) -> tuple[np.ndarray, np.ndarray]:
+        """The query (0), key (1) or value (2) projection, weights and bias (copies)."""
+        columns = self.projection_columns[which]
+        return self.query_key_value[0][:, columns], self.query_key_value[1][columns]
+
 
 @dataclass(frozen=True)
 class _Lane:
-    """One lane's share of a layer: its heads' query, key and value projections as one
-    product, its rows of the attention output projection, its intermediate units'
-    expansion and its rows of the contraction (biases of the sums stay with the layer)."""
+    """One lane's share of a layer, as views of the layer's weights (no copy): its heads'
+    query, key and value projections as one product, its rows of the attention output
+    projection, its intermediate units' expansion (columns) and its rows of the
+    contraction (biases of the sums stay with the layer)."""
 
     heads: int
     query_key_value: tuple[np.ndarray, np.ndarray]
@@ -79,29 +111,30 @@ class _Lane:
     output: np.ndarray
 
 
+def _cuts(count: int) -> list[slice]:
+    """`range(count)` cut into `LANES` consecutive parts."""
+    return [slice(int(p[0]), int(p[-1]) + 1) for p in np.array_split(np.arange(count), LANES)]
+
+
 def _lanes(layer: _Layer, heads: int) -> tuple[_Lane, ...]:
     """`layer` cut into `LANES` lanes along its heads and its intermediate units."""
     width, inner = layer.intermediate[0].shape
-    head_cuts = np.array_split(np.arange(heads), LANES)
     size = width // heads
-    projections = (layer.query, layer.key, layer.value)
-    lanes = []
-    for own_heads, units in zip(head_cuts, np.array_split(np.arange(inner), LANES), strict=True):
-        columns = slice(int(own_heads[0]) * size, (int(own_heads[-1]) + 1) * size)
-        weights = np.concatenate([w[:, columns] for w, _ in projections], axis=1)
+    lanes, start = [], 0
+    for own, units in zip(_cuts(heads), _cuts(inner), strict=True):
+        columns = slice(own.start * size, own.stop * size)
+        fused = slice(start, start + 3 * (columns.stop - columns.start))
+        start = fused.stop
         lanes.append(
             _Lane(
-                heads=len(own_heads),
+                heads=own.stop - own.start,
                 query_key_value=(
-                    np.ascontiguousarray(weights),
-                    np.concatenate([b[columns] for _, b in projections]),
+                    layer.query_key_value[0][:, fused],
+                    layer.query_key_value[1][fused],
                 ),
-                attention_out=np.ascontiguousarray(layer.attention_out[0][columns]),
-                intermediate=(
-                    np.ascontiguousarray(layer.intermediate[0][:, units]),
-                    layer.intermediate[1][units],
-                ),
-                output=np.ascontiguousarray(layer.output[0][units]),
+                attention_out=layer.attention_out[0][columns],
+                intermediate=(layer.intermediate[0][:, units], layer.intermediate[1][units]),
+                output=layer.output[0][units],
             )
         )
     return tuple(lanes)
@@ -138,10 +171,9 @@ class NumpyBertEncoder:
         self.token_types = get("embeddings.token_type_embeddings.weight")
         self.embedding_norm = norm("embeddings.LayerNorm")
         self.layers = [
-            _Layer(
-                query=dense(f"encoder.layer.{i}.attention.self.query"),
-                key=dense(f"encoder.layer.{i}.attention.self.key"),
-                value=dense(f"encoder.layer.{i}.attention.self.value"),
+            _Layer.of(
+                [dense(f"encoder.layer.{i}.attention.self.{name}") for name in PROJECTIONS],
+                self.heads,
                 attention_out=dense(f"encoder.layer.{i}.attention.output.dense"),
                 attention_norm=norm(f"encoder.layer.{i}.attention.output.LayerNorm"),
                 intermediate=dense(f"encoder.layer.{i}.intermediate.dense"),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from transforms.numpy_bert import numpy_encoder
+from transforms.numpy_bert import PROJECTIONS, numpy_encoder
 
 if TYPE_CHECKING:
     import torch
@@ -67,8 +67,10 @@ class TorchBertEncoder:
         self.words, self.positions = tensor(weights.words), tensor(weights.positions)
         self.token_types = tensor(weights.token_types)
         self.embedding_norm = pair(weights.embedding_norm)
+        held = ("attention_out", "attention_norm", "intermediate", "output", "output_norm")
         self.layers = [
-            {name: pair(getattr(layer, name)) for name in layer.__dataclass_fields__}
+            {name: pair(getattr(layer, name)) for name in held}
+            | {name: pair(layer.projection(i)) for i, name in enumerate(PROJECTIONS)}
             for layer in weights.layers
         ]
 
