@@ -12,8 +12,9 @@ Each process gets its share of the cores for its thread pools (OpenBLAS, and the
 second encoder's OpenMP team): cores // N, at least one. With every process's pools at
 the whole machine's width, their threads, which spin a while after each call before they
 sleep, took the cores the other processes' work needed: on 2 cores, LoCoMo dev, every
-strategy, `--jobs 2` took 561 s where one process took 250 s. The figures are the same,
-as each pool splits its work by blocks of the output.
+strategy, `--jobs 2` took 561 s where one process took 250 s. The figures are the same:
+a query's products run on one BLAS thread, in fixed lanes (`transforms.cpu_lanes`), which
+run one after the other where a process has one thread.
 """
 
 from __future__ import annotations
