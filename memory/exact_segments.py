@@ -32,10 +32,11 @@ from transforms.cpu_lanes import lane_product
 
 @dataclass(frozen=True)
 class ExactSegments:
-    """The retrievable segments' vectors, for exact nearest-neighbour searches."""
+    """The retrievable segments' vectors, for exact nearest-neighbour searches (and any
+    rows held the same way: KGERMAR's structure table, its entity ids as the ids)."""
 
-    segment_ids: list[str]
-    """Segment id of each row of `vectors`."""
+    ids: list[str]
+    """Id of each row of `vectors`."""
     vectors: np.ndarray
     """float32, a row per segment (mapped)."""
     norms: np.ndarray
@@ -45,12 +46,12 @@ class ExactSegments:
 
     @classmethod
     def of(
-        cls, segment_ids: list[str], vectors: np.ndarray, retrievable: np.ndarray | None
+        cls, ids: list[str], vectors: np.ndarray, retrievable: np.ndarray | None
     ) -> ExactSegments:
-        """The search over `vectors` (rows in `segment_ids` order), restricted to the rows
+        """The search over `vectors` (rows in `ids` order), restricted to the rows
         `retrievable` (positions, ascending; None: all)."""
         norms = np.einsum("ij,ij->i", vectors, vectors)
-        return cls(segment_ids, vectors, norms, retrievable)
+        return cls(ids, vectors, norms, retrievable)
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The `k` segments nearest to `vector` by squared L2 distance, (segment id, cosine
@@ -64,6 +65,6 @@ class ExactSegments:
         top = top_positions(-distance, k)
         found = top if rows is None else rows[top]
         return [
-            (self.segment_ids[int(row)], round(1.0 - float(d) / 2.0, 6))
+            (self.ids[int(row)], round(1.0 - float(d) / 2.0, 6))
             for row, d in zip(found, distance[top], strict=True)
         ]

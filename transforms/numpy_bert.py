@@ -240,11 +240,8 @@ def _summed(
     part: Callable[[np.ndarray, _Lane], np.ndarray], hidden: np.ndarray, lanes: tuple[_Lane, ...]
 ) -> np.ndarray:
     """The sum of `part` over `lanes` (`cpu_lanes.map_lanes`), added in lane order."""
-    parts = map_lanes(lambda lane: part(hidden, lane), lanes)
-    total = parts[0]
-    for other in parts[1:]:
-        total = total + other
-    return total
+    first, *others = map_lanes(lambda lane: part(hidden, lane), lanes)
+    return sum(others, first)
 
 
 @functools.cache

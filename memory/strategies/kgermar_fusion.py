@@ -79,6 +79,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.exact_segments import ExactSegments
 from memory.flat_prior import flat_prior
 from memory.fusion_weights import BANKS, resolve_weights
 from memory.graph import MemoryGraph, graph_of
@@ -89,7 +90,6 @@ from memory.strategies.base import Ranking
 from memory.strategies.hybrid import candidate_pool, hybrid_signals, kept_recent
 from memory.top import top_positions
 from memory.traversal import blended
-from transforms.cpu_lanes import lane_product
 
 SHOWN = 5
 """Items per bank listed in the explanation."""
@@ -143,7 +143,7 @@ def start_banks(
     on the limit), so each bank is the list a search of its own would return, without
     running that search again beside the prior's.
 
-    A table held in memory (`StructureRows`, at most `IN_MEMORY_ROWS`) is searched after
+    A table held in memory (`_structure_rows`, at most `IN_MEMORY_ROWS`) is searched after
     the prior: its product is ~1-3 ms of CPU, and on two cores a worker doing it slowed
     the prior's searches. Measured at 100k facts (60 queries in processes of their own
     after the page cache was warmed, three alternating rounds): p95 17.7-20.3 ms after
@@ -262,37 +262,17 @@ def _name(graph: MemoryGraph, entity: str) -> str:
 
 
 IN_MEMORY_ROWS = 50_000
-"""Structure tables of at most this many rows are searched in memory (`StructureRows`).
+"""Structure tables of at most this many rows are searched in memory (`_structure_rows`).
 A table this small has no vector index (LanceDB indexes the larger ones), so LanceDB
 scans every row from its files at each query: 65-99 ms of CPU a search over the 25k
 entities of the 100k-fact bench, against ~3 ms for the product of the rows held in
 memory (38 MB there). Larger tables keep LanceDB's index, whose search costs ~5 ms."""
 
 
-@dataclass(frozen=True)
-class StructureRows:
-    """A structure table's entity ids and vectors, held for exact searches in memory."""
-
-    entity_ids: list[str]
-    vectors: np.ndarray
-    """float32, a row per entity."""
-    norms: np.ndarray
-    """Each row's squared length."""
-
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """The `k` rows nearest to `vector` by squared L2 distance, as LanceDB's exact
-        search ranks them (ties by row), with the cosine 1 - d/2 it reports for unit
-        vectors. The distances are |x|^2 - 2 x.q + |q|^2 by one product (in lanes,
-        `cpu_lanes.lane_product`), equal to LanceDB's up to float32 rounding."""
-        query = np.asarray(vector, np.float32)
-        distance = self.norms - 2.0 * lane_product(self.vectors, query) + np.float32(query @ query)
-        top = top_positions(-distance, k)
-        return [(self.entity_ids[i], round(1.0 - float(distance[i]) / 2.0, 6)) for i in top]
-
-
-def _structure_rows(view: SnapshotView, table: Any) -> StructureRows | None:
-    """The structure table's rows in memory when it has at most `IN_MEMORY_ROWS`, read
-    once per view."""
+def _structure_rows(view: SnapshotView, table: Any) -> ExactSegments | None:
+    """The structure table's entity ids and vectors in memory, for exact searches as
+    LanceDB's (`memory.exact_segments`, ties by row, cosine 1 - d/2), when it has at most
+    `IN_MEMORY_ROWS`; read once per view."""
     key = "kgermar_structure_rows"
     if key not in view.cache:
         rows = None
@@ -301,11 +281,7 @@ def _structure_rows(view: SnapshotView, table: Any) -> StructureRows | None:
             column = data.column("vector").combine_chunks()
             width = column.type.list_size  # fixed: an empty table reshapes too
             vectors = np.asarray(column.flatten(), np.float32).reshape(len(column), width)
-            rows = StructureRows(
-                data.column("entity_id").to_pylist(),
-                vectors,
-                np.einsum("ij,ij->i", vectors, vectors),
-            )
+            rows = ExactSegments.of(data.column("entity_id").to_pylist(), vectors, None)
         view.cache[key] = rows
     return view.cache[key]
 

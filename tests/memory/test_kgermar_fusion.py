@@ -264,7 +264,7 @@ def test_a_small_structure_table_is_searched_in_memory_as_lancedb_searches_it(
     view = graph_memory._view
     table = view.table("structure")
     rows = kgermar._structure_rows(view, table)
-    assert rows is not None and len(rows.entity_ids) == table.count_rows()
+    assert rows is not None and len(rows.ids) == table.count_rows()
     texts = [q["question"] for q in QUESTIONS] + ["Rotterdam", "printer error", "CEO"]
     for text in texts:
         vector = view.embed_query(text)
@@ -296,11 +296,11 @@ def test_a_widened_ask_reads_the_ranking_kept_for_its_question(
     view = graph_memory._view
     rows = kgermar._structure_rows(view, view.table("structure"))
     searches: list[int] = []
-    original = kgermar.StructureRows.nearest
+    original = kgermar.ExactSegments.nearest  # the segment search shares it: rows' counted
     monkeypatch.setattr(
-        kgermar.StructureRows,
+        kgermar.ExactSegments,
         "nearest",
-        lambda self, vector, k: searches.append(k) or original(self, vector, k),
+        lambda self, vector, k: (self is rows and searches.append(k)) or original(self, vector, k),
     )
     text = QUESTIONS[0]["question"]
     first = kgermar.kgermar_fusion(view, QueryContext(text, 5, depth=5))
@@ -327,7 +327,7 @@ def test_an_emptied_structure_table_gives_no_structural_entities(tmp_path: Path)
     sync_structure(db, "c__structure", [], np.zeros((0, 8), np.float32), [], RGCNConfig())
     table = db.open_table("c__structure")
     rows = kgermar._structure_rows(SimpleNamespace(cache={}), table)
-    assert rows is not None and rows.entity_ids == []
+    assert rows is not None and rows.ids == []
     assert rows.nearest(np.ones(rows.vectors.shape[1], np.float32), 5) == []
 
 
