@@ -262,8 +262,8 @@ class _Cut:
 
     kept: list[np.ndarray]
     truncated: bool
-    extended_ends: frozenset[int]
-    kept_ends: frozenset[int]
+    extended_ends: np.ndarray
+    kept_ends: np.ndarray
     after_end: int
 
     @classmethod
@@ -278,11 +278,12 @@ class _Cut:
                 kept, truncated, after = cut
                 ends = [tree.levels[d].entities[rows, -1] for d, rows in enumerate(kept)]
                 after_end = int(tree.levels[len(kept) - 1].entities[after, -1]) if truncated else -1
+                none = np.zeros(0, np.int64)
                 tree.cuts[key] = cls(
                     kept,
                     truncated,
-                    frozenset(np.concatenate([[], *ends[:-1]]).astype(np.int64).tolist()),
-                    frozenset(np.concatenate([[], *ends[1:]]).astype(np.int64).tolist()),
+                    np.concatenate([none, *ends[:-1]]),
+                    np.concatenate([none, *ends[1:]]),
                     after_end,
                 )
         return tree.cuts[key]
@@ -292,9 +293,9 @@ class _Cut:
         extends ends at `stop_at` (it would extend every one), and no row it keeps ends at
         `avoid` (it drops none), nor, where it was truncated, the first past the cut (it
         is still truncated)."""
-        if stop_at is not None and stop_at in self.extended_ends:
+        if stop_at is not None and bool((self.extended_ends == stop_at).any()):
             return False
-        return avoid is None or (avoid not in self.kept_ends and avoid != self.after_end)
+        return avoid is None or (avoid != self.after_end and not (self.kept_ends == avoid).any())
 
     def narrowed(self, tree: _Tree, stop_at: int | None, avoid: int | None) -> list[np.ndarray]:
         """The rows of the search with `stop_at` and `avoid` where this one was not
@@ -441,18 +442,26 @@ class PathTrees:
         levels = [side.levels[d].take(rows) for d, rows in enumerate(side.rows) if d]
         return Search([level for level in levels if len(level)], side.truncated)
 
-    def among(self, entities: list[int], max_length: int, limit: int) -> list[Search]:
+    def among(
+        self,
+        entities: list[int],
+        max_length: int,
+        limit: int,
+        wanted: Callable[[int, int], bool] | None = None,
+    ) -> list[Search]:
         """`paths_between` of every pair of `entities` (in `itertools.combinations`
-        order). The halves of every pair are joined at once per path length (`_joins`)."""
+        order); an empty `Search` for a pair (i, j) of positions that `wanted` refuses.
+        The halves of every pair are joined at once per path length (`_joins`)."""
         pairs = [(s, t) for i, s in enumerate(entities) for t in entities[i + 1 :]]
+        positions = [(i, j) for i in range(len(entities)) for j in range(i + 1, len(entities))]
         sides = [
             (
                 _Side.of(self.tree(s), (max_length + 1) // 2, t, None, limit),
                 _Side.of(self.tree(t), max_length // 2, None, s, limit),
             )
-            if s != t and max_length >= 1
+            if s != t and max_length >= 1 and (wanted is None or wanted(*position))
             else None
-            for s, t in pairs
+            for (s, t), position in zip(pairs, positions, strict=True)
         ]
         groups: list[list[PathArrays]] = [[] for _ in pairs]
         for n in range(1, max_length + 1):
@@ -485,9 +494,11 @@ class _Stack:
         entities = np.empty((len(rows), first.entities.shape[1]), np.int64)
         facts = np.empty((len(rows), first.facts.shape[1]), np.int64)
         part_of = np.searchsorted(self.offsets, rows, "right") - 1
+        by_part = np.argsort(part_of, kind="stable")
+        bounds = np.searchsorted(part_of[by_part], np.arange(len(self.parts) + 1)).tolist()
         for p, part in enumerate(self.parts):
-            mine = np.flatnonzero(part_of == p)
-            if len(mine):
+            if bounds[p + 1] > bounds[p]:
+                mine = by_part[bounds[p] : bounds[p + 1]]
                 local = rows[mine] - self.offsets[p]
                 entities[mine], facts[mine] = part.entities[local], part.facts[local]
         return PathArrays(entities, facts)

@@ -29,7 +29,8 @@ open. The choices made here:
   description is most similar to the query (cosine ≥ 0.5), as in the notes'
   `topk_nodes_by_similarity` fallback. An anchor weighs its seed mass: the prior mass of
   the top segments naming it times its specificity (0 for one no top segment names: it
-  only ends paths; a fallback anchor weighs its cosine times its specificity). Named
+  only ends paths, and two such anchors are not searched for paths between them, which
+  would carry no mass; a fallback anchor weighs its cosine times its specificity). Named
   anchors at half the heaviest seed's weight cost MuSiQue 1 point (73.3 against 74.7).
 - L = `MAX_LENGTH` = 4 edges: two untyped relations (A – passage – title – passage – B,
   MuSiQue's two-hop bridge) or up to four facts (the datasets need 2.4–2.65 supporting
@@ -179,7 +180,10 @@ def _search(
         masses = {v: w * float(links.specificity[v]) for v, w in nodes.items() if v >= 0}
     weights = [masses.get(a, 0.0) for a in anchors]
     trees = PathTrees(edges)  # the pair searches and the neighbourhoods share levels
-    pairs = trees.among(anchors, max_length, EXPANSION_LIMIT)
+    # two weightless anchors are not searched: their paths would carry no mass
+    pairs = trees.among(
+        anchors, max_length, EXPANSION_LIMIT, lambda i, j: weights[i] + weights[j] > 0
+    )
     walks = [
         trees.walk(a, walk_length, EXPANSION_LIMIT) if w > 0 else Search()
         for a, w in zip(anchors, weights, strict=True)
@@ -209,8 +213,7 @@ def _search(
         "paths_found": {str(n): found[n] for n in range(1, max_length + 1)},
         "truncated": any(s.truncated for s in [*pairs, *walks]),
         "top_paths": [
-            {"path": _path_text(view, graph, links, edges, p), "score": round(score, 6)}
-            for score, p in best[:TOP_PATHS_EXPLAINED]
+            {"path": text, "score": round(score, 6)} for score, text in best[:TOP_PATHS_EXPLAINED]
         ],
     }
     return ranked, explanation, paths
@@ -304,13 +307,11 @@ class _Credits:
 
     def ranked(
         self, view: SnapshotView, links: PassageLinks
-    ) -> tuple[
-        list[tuple[str, float]], Mapping[str, list[str]], list[tuple[float, RelationalPath]]
-    ]:
+    ) -> tuple[list[tuple[str, float]], Mapping[str, list[str]], list[tuple[float, str]]]:
         """The first `CANDIDATES` retrievable segments by summed mass (ties by position),
         scored by its log; the linearized paths of each one's `PATHS_PER_SEGMENT`
         heaviest credits; and the `TOP_PATHS_EXPLAINED` heaviest paths joining two
-        anchors (GRAM's linearized search result), best first."""
+        anchors, (mass, linearized path: GRAM's search result), best first."""
         graph, edges = self.graph, self.edges
         if not self.searches:
             return [], {}, []
@@ -342,31 +343,28 @@ class _Credits:
         search = np.searchsorted(first, row, "right") - 1
         local = row - first[search]
 
-        made: dict[int, tuple[RelationalPath, str]] = {}
-        """Per path row, the path in reading order and its text (a path joining two
-        anchors credits every segment on it, so it is shown with several)."""
+        made: dict[int, str] = {}
+        """Per path row, the text of the path in reading order (a path joining two
+        anchors credits every segment on it, so it is shown with several, and it may be
+        among the top paths too)."""
 
-        def shown_path(credit: int) -> tuple[RelationalPath, str]:
+        def path_text(credit: int) -> str:
             key = int(row[credit])
             if key not in made:
                 found = self.searches[int(search[credit])].path(int(local[credit]))
-                found = reading_order(edges, found)
-                made[key] = found, _path_text(view, graph, links, edges, found)
+                made[key] = _path_text(view, graph, links, edges, reading_order(edges, found))
             return made[key]
 
-        def path(credit: int) -> RelationalPath:
-            return shown_path(credit)[0]
-
         def texts_of(credits: list[int]) -> list[str]:
-            return list(dict.fromkeys(shown_path(c)[1] for c in credits))
+            return list(dict.fromkeys(path_text(c) for c in credits))
 
         texts = _ShownTexts(
             {graph.segment_ids[int(distinct[o])]: heaviest[o] for o in shown.tolist()}, texts_of
         )
         joined = np.flatnonzero(np.asarray(self.joined)[search])
-        seen: dict[int, tuple[float, RelationalPath]] = {}
+        seen: dict[int, tuple[float, str]] = {}
         for credit in _heaviest_first(joined, mass, row, TOP_PATHS_EXPLAINED):
-            seen[int(row[credit])] = (float(mass[credit]), path(credit))
+            seen[int(row[credit])] = (float(mass[credit]), path_text(credit))
         return scored, texts, list(seen.values())
 
 

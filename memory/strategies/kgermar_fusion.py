@@ -313,9 +313,8 @@ def _structural_segments(
     (mass 1 - node share) and the structure table's nearest entities by cosine (the node
     share, option "node_share"), each part normalised to its mass."""
     rgcn = passage_rgcn(view, query)
-    segments = {
-        view.segment_index[s]: mass for s, mass in flat_prior(view, query).distribution().items()
-    }
+    distribution = flat_prior(view, query).distribution()
+    segments = np.fromiter(map(view.segment_index.__getitem__, distribution), np.int64)
     nodes: dict[int, float] = {}
     entity_node = view.graph_index.entity_node
     for entity, score in banks.entities:
@@ -324,16 +323,14 @@ def _structural_segments(
             node = rgcn.n_segments + int(entity_node[position])
             nodes[node] = max(nodes.get(node, 0.0), score)
     share = float(query.options.get("node_share", NODE_SHARE)) if nodes else 0.0
-    seeds: dict[int, float] = {}
-    for part, mass in ((segments, 1.0 - share), (nodes, share)):
-        total = sum(part.values())
-        for position, value in part.items():
-            if value > 0 and mass > 0:
-                seeds[position] = seeds.get(position, 0.0) + mass * value / total
-    if not seeds:
+    positions, values = _seeds(
+        [
+            (segments, list(distribution.values()), 1.0 - share),
+            (np.fromiter(nodes, np.int64, len(nodes)), list(nodes.values()), share),
+        ]
+    )
+    if not len(positions):
         return []
-    positions = np.fromiter(seeds, np.int64, len(seeds))
-    values = np.fromiter(seeds.values(), np.float64, len(seeds))
     layers = int(query.options.get("layers", LAYERS))
     threshold = float(query.options.get("spread_threshold", SPREAD_THRESHOLD))
     reached, scores = rgcn.propagate(positions, values, layers, threshold)
@@ -343,6 +340,25 @@ def _structural_segments(
     ids = view.node_names.segment_ids
     logs = np.log(scores[top]).tolist()  # one pass: the same bits as per entry
     return [(ids[p], round(v, 9)) for p, v in zip(reached[top].tolist(), logs, strict=True)]
+
+
+def _seeds(
+    parts: list[tuple[np.ndarray, list[float], float]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The structural bank's seeds: each part's (positions, values) normalised to its mass
+    (each value times the mass over the part's sum, summed left to right), the positive
+    ones, part after part. The parts' positions are distinct (segments, then nodes)."""
+    positions, values = [], []
+    for where, part, mass in parts:
+        if mass <= 0 or not part:
+            continue
+        scaled = mass * np.asarray(part, np.float64) / sum(part)
+        kept = np.asarray(part, np.float64) > 0
+        positions.append(where[kept])
+        values.append(scaled[kept])
+    if not positions:
+        return np.zeros(0, np.int64), np.zeros(0)
+    return np.concatenate(positions), np.concatenate(values)
 
 
 def _normalise(scored: list[tuple[str, float]]) -> dict[str, float]:

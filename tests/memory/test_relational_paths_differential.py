@@ -207,3 +207,21 @@ def test_a_level_cut_short_is_grown_further_when_a_later_search_needs_more() -> 
     among = trees.among([0, 1, 2], 4, 10_000)
     for got, (source, target) in zip(among, [(0, 1), (0, 2), (1, 2)], strict=True):
         _same(got, reference.paths_between(graph, source, target, 4, 10_000))
+
+
+def test_pairs_refused_are_not_searched_and_the_others_answer_as_alone() -> None:
+    """`among` with `wanted`: a refused pair (by positions) gets an empty search, and every
+    other pair the paths it has when all pairs are searched."""
+    graph = _random_graph(1)
+    entities = [0, 1, 2, 3]
+    every = fast.PathTrees(graph).among(entities, 4, 40)
+    refused = {(0, 1), (2, 3)}
+    some = fast.PathTrees(graph).among(entities, 4, 40, lambda i, j: (i, j) not in refused)
+    positions = list(itertools.combinations(range(len(entities)), 2))
+    assert any(len(every[positions.index(p)]) for p in refused), "a refused pair has paths"
+    for position, got, alone in zip(positions, some, every, strict=True):
+        if position in refused:
+            assert not got.groups and not got.truncated
+        else:
+            _same(got, reference.paths_between(graph, *(entities[i] for i in position), 4, 40))
+            _same(got, alone)
