@@ -18,7 +18,7 @@ from memory.relational_paths import (
     paths_from,
     reading_order,
 )
-from memory.strategies.gram_paths import TOP_PATHS_EXPLAINED
+from memory.strategies.gram_paths import TOP_PATHS_EXPLAINED, _searched
 
 # A(0) -r0-> B(1) -r1-> C(2) <-r2- D(3);  A -r3-> D;  B -r4-> D;  C -r5-> E(4);
 # E -r6-> A (closes cycles through A);  F(5) isolated but for a self-loop fact r7.
@@ -293,3 +293,15 @@ def test_heaviest_first_is_the_full_sort_of_credits(seed: int) -> None:
         expected.setdefault(int(path[c]), c)
     top = list(expected.values())[:TOP_PATHS_EXPLAINED]
     assert _heaviest_first(credits, mass, path, TOP_PATHS_EXPLAINED) == top
+
+
+def test_pairs_searched_are_those_with_an_entity_the_query_names() -> None:
+    """GRAM's paths among the query's entities: with anchors it names (positions 0 and
+    3), a pair is searched only with one of them; naming none, every pair is; two
+    weightless anchors never are."""
+    weights = [0.0, 0.4, 0.2, 0.1, 0.0]
+    pairs = list(itertools.combinations(range(len(weights)), 2))
+    named = [p for p in pairs if _searched(*p, weights, [0, 3])]
+    assert named == [(0, 1), (0, 2), (0, 3), (1, 3), (2, 3), (3, 4)]
+    none_named = [p for p in pairs if _searched(*p, weights, [])]
+    assert none_named == [p for p in pairs if p not in {(0, 4)}]
