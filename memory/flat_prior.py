@@ -21,6 +21,7 @@ temperatures 0.25-1.0 and dampings 0.3-0.7, so the gain does not hinge on the va
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import numpy as np
 
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.hybrid import candidate_pool, hybrid_ranking, kept_recent
+from transforms.rank_fusion import Normalised, normalised
 
 TEMPERATURE = 0.5
 SEED_SEGMENTS = 10
@@ -43,6 +45,12 @@ class FlatPrior:
 
     fused: list[tuple[str, float]]
     explanation: dict[str, Any]
+
+    @functools.cached_property
+    def normalised(self) -> Normalised | None:
+        """The fused ranking z-normalised (`transforms.rank_fusion.normalised`), once: every
+        graph strategy of the query blends its traversal with it (`memory.traversal`)."""
+        return normalised(self.fused)
 
     def distribution(self, temperature: float = TEMPERATURE) -> dict[str, float]:
         """Softmax of the fused scores / `temperature`, over the ranked candidates."""

@@ -20,7 +20,7 @@ from memory.corpus_kinds import weights_by_kind
 from memory.flat_prior import FlatPrior, flat_prior
 from memory.snapshot_view import QueryContext, SnapshotView
 from memory.strategies.base import Ranking, Strategy
-from transforms.rank_fusion import fuse
+from transforms.rank_fusion import combine, normalised
 from transforms.traversal_blend import flat_shares
 
 TRAVERSAL_OPTION = "traversal"
@@ -63,10 +63,12 @@ def blended(
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """The traversal's (segment, score) list fused with the flat ranking, best first, and
     the flat shares used per corpus kind. Scores on any scale: each list is z-normalised
-    on its own; a traversal that reached nothing returns the flat ranking's order."""
+    on its own (the flat one once per query, `FlatPrior.normalised`); a traversal that
+    reached nothing returns the flat ranking's order."""
     shares = flat_shares(strategy, view.snapshot.retrieval, query.options)
     by_kind = {kind: {"traversal": 1.0 - share, "flat": share} for kind, share in shares.items()}
     if not traversal:
         return list(prior.fused), shares
     weights_of = weights_by_kind(view, by_kind)
-    return fuse({"traversal": traversal, "flat": prior.fused}, weights_of), shares
+    lists = {"traversal": normalised(traversal), "flat": prior.normalised}
+    return combine({n: z for n, z in lists.items() if z is not None}, weights_of), shares

@@ -33,15 +33,24 @@ def z_scores(scored: Scored) -> dict[str, float]:
     return {item: z for (item, _), z in zip(scored, normal.tolist(), strict=True)}
 
 
-def normalise(signals: Mapping[str, Scored]) -> dict[str, tuple[dict[str, float], float]]:
-    """Per non-empty signal, its z-scores and its floor (the lowest z, which an item the
-    signal did not return gets)."""
-    normal = {name: z_scores(scored) for name, scored in signals.items()}
-    return {name: (z, min(z.values())) for name, z in normal.items() if z}
+Normalised = tuple[dict[str, float], float]
+"""A list's z-scores and its floor (the lowest z, which an item it did not return gets)."""
+
+
+def normalised(scored: Scored) -> Normalised | None:
+    """The list's z-scores and floor; None for an empty list."""
+    z = z_scores(scored)
+    return (z, min(z.values())) if z else None
+
+
+def normalise(signals: Mapping[str, Scored]) -> dict[str, Normalised]:
+    """Per non-empty signal, its z-scores and its floor (`normalised`)."""
+    normal = {name: normalised(scored) for name, scored in signals.items()}
+    return {name: n for name, n in normal.items() if n is not None}
 
 
 def combine(
-    normal: Mapping[str, tuple[dict[str, float], float]],
+    normal: Mapping[str, Normalised],
     weights_of: Callable[[str], Mapping[str, float]],
 ) -> list[tuple[str, float]]:
     """Items of the `normalise`d lists, best fused score first (ties: item id order).
@@ -73,7 +82,7 @@ def fuse(
 
 def contributions(
     item: str,
-    normal: Mapping[str, tuple[dict[str, float], float]],
+    normal: Mapping[str, Normalised],
     weights: Mapping[str, float],
 ) -> dict[str, float]:
     """Per signal, w · z of `item` (what `combine` added up), for explanations: from the

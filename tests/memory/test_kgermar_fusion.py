@@ -7,14 +7,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import types
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import pytest
 
+from memory import fusion_weights
 from memory.fusion_fit import fit_fusion_weights, read_questions, simplex_grid
-from memory.fusion_weights import BANKS, parse_weights, weights_path
+from memory.fusion_weights import BANKS, parse_weights, resolve_weights, weights_path, write_fitted
 from memory.snapshot_view import SnapshotView
 from stores.structure_table import sync_structure
 from stores.workspace import HOME_ENV
@@ -347,3 +349,26 @@ def test_the_structural_bank_scores_its_candidates_beyond_k_on_a_log_scale(graph
     assert max(scaled.values()) == 1.0
     assert 0 < min(scaled.values()) < 1, "the last candidate stays above an absent segment"
     assert banks.normalised["contextual"][banks.raw["contextual"][-1][0]] > 0
+
+
+def test_a_view_reads_the_fitted_weights_again_after_the_recheck_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived view reads the weights file once per `RECHECK_SECONDS`: weights
+    written meanwhile are used from the first query after that."""
+    clock = [100.0]
+    monkeypatch.setattr(fusion_weights.time, "monotonic", lambda: clock[0])
+    view = types.SimpleNamespace(
+        cache={}, home=tmp_path, snapshot=types.SimpleNamespace(collection="docs")
+    )
+    assert resolve_weights(view, {})[1].startswith("default")
+    write_fitted(tmp_path, "docs", {"weights": [0, 1, 0]})
+    clock[0] += fusion_weights.RECHECK_SECONDS / 2
+    assert resolve_weights(view, {})[1].startswith("default")
+    clock[0] += fusion_weights.RECHECK_SECONDS
+    weights, source = resolve_weights(view, {})
+    assert source.startswith("fitted") and weights == {
+        "contextual": 0,
+        "semantic": 1,
+        "structural": 0,
+    }
