@@ -236,11 +236,14 @@ class _Tree:
             parent, facts, others = _children(self.graph, frontier, np.arange(done, upto))
             grown = _extended(frontier, parent, facts, others)
             level = self.levels[depth]
-            self.levels[depth] = PathArrays(
-                np.concatenate([level.entities, grown.entities]),
-                np.concatenate([level.facts, grown.facts]),
-            )
-            self.parents[depth - 1] = np.concatenate([self.parents[depth - 1], parent])
+            if len(level):
+                grown = PathArrays(
+                    np.concatenate([level.entities, grown.entities]),
+                    np.concatenate([level.facts, grown.facts]),
+                )
+                parent = np.concatenate([self.parents[depth - 1], parent])
+            self.levels[depth] = grown
+            self.parents[depth - 1] = parent
             self.done[depth - 1] = upto
         return self.levels[depth]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,7 @@ class Ranking:
 
     scored: list[tuple[str, float]]
     explanation: dict[str, Any] = field(default_factory=dict)
-    paths: dict[str, list[str]] = field(default_factory=dict)
+    paths: Mapping[str, list[str]] = field(default_factory=dict)
     """Per segment id, the graph paths (GRAM-linearized, `[s] -[p]-> [o] ; …`) that led
     to it; strategies without paths leave it empty."""
 

@@ -135,7 +135,7 @@ def gram_paths(view: SnapshotView, query: QueryContext) -> Ranking:
         view, "gram_paths", query, lambda: _search(view, query)
     )
     top = ranked[: query.k]
-    return Ranking(top, explanation, {s: paths[s] for s, _ in top if s in paths})
+    return Ranking(top, explanation, _Restricted(paths, {s for s, _ in top}))
 
 
 def link_graph_of(view: SnapshotView, query: QueryContext) -> LinkGraph:
@@ -407,6 +407,29 @@ class _ShownTexts(Mapping[str, list[str]]):
 
     def __len__(self) -> int:
         return len(self.credits)
+
+
+class _Restricted(Mapping[str, list[str]]):
+    """`paths` of the segments `kept` only, each read when asked: `Memory.query` reads the
+    paths of the first k hits alone, and a widened ask ranks twice as many segments, whose
+    texts `_ShownTexts` would otherwise linearize all."""
+
+    def __init__(self, paths: Mapping[str, list[str]], kept: set[str]) -> None:
+        self.paths, self.kept = paths, kept
+
+    def __getitem__(self, segment_id: str) -> list[str]:
+        if segment_id not in self.kept:
+            raise KeyError(segment_id)
+        return self.paths[segment_id]
+
+    def __contains__(self, segment_id: object) -> bool:
+        return segment_id in self.kept and segment_id in self.paths
+
+    def __iter__(self) -> Iterator[str]:
+        return (s for s in self.paths if s in self.kept)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _heaviest_first(
