@@ -37,6 +37,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -110,6 +111,28 @@ def map_lanes(function: Callable[[Part], Result], parts: Sequence[Part]) -> list
         return [function(part) for part in parts]
     others = [_lane_threads(os.getpid()).submit(function, part) for part in parts[1:]]
     return [function(parts[0]), *(other.result() for other in others)]
+
+
+@contextlib.contextmanager
+def on_lane(function: Callable[..., Result], *args: Any) -> Iterator[Callable[[], Result]]:
+    """`function(*args)` run on the lane thread while the body runs on the caller's thread
+    alone (its `map_lanes` one part after the other), where the current hold allows lanes:
+    two pieces of work side by side, each on one core, where lanes would cut both in two
+    one after the other. Yields the function that returns its result (waiting for it);
+    the block ends when the work has. Without lanes the work runs when its result is
+    first asked for. The work must not read the caller's context (it runs in another
+    thread, outside the caller's hold: its own `map_lanes` run one part after the other),
+    so a part's bits are the same either way."""
+    if (_held_lanes.get() or 1) < 2:
+        yield functools.cache(lambda: function(*args))
+        return
+    future = _lane_threads(os.getpid()).submit(function, *args)
+    token = _held_lanes.set(1)
+    try:
+        yield future.result
+    finally:
+        _held_lanes.reset(token)
+        futures.wait([future])
 
 
 def lane_product(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:

@@ -327,8 +327,8 @@ class _Credits:
     ) -> tuple[list[tuple[str, float]], Mapping[str, list[str]], list[tuple[float, str]]]:
         """The first `CANDIDATES` retrievable segments by summed mass (ties by position),
         scored by its log; the linearized paths of each one's `PATHS_PER_SEGMENT`
-        heaviest credits; and the `TOP_PATHS_EXPLAINED` heaviest paths joining two
-        anchors, (mass, linearized path: GRAM's search result), best first."""
+        heaviest credits; and, as (mass, linearized path), the `TOP_PATHS_EXPLAINED`
+        heaviest paths joining two anchors (GRAM's search result), best first."""
         graph, edges = self.graph, self.edges
         if not self.searches:
             return [], {}, []

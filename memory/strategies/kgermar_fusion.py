@@ -72,8 +72,9 @@ layers, default 2), "flat_share" (`memory.traversal.blended`).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,7 @@ from memory.strategies.base import Ranking
 from memory.strategies.hybrid import candidate_pool, hybrid_signals, kept_recent
 from memory.top import top_positions
 from memory.traversal import blended
+from transforms.cpu_lanes import on_lane
 
 SHOWN = 5
 """Items per bank listed in the explanation."""
@@ -128,27 +130,31 @@ def retrieve_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
 ) -> Banks:
     """Top `budget` segments of each bank for the query."""
-    return start_banks(view, query, budget, entity_k)()
+    with start_banks(view, query, budget, entity_k) as finish:
+        return finish()
 
 
+@contextlib.contextmanager
 def start_banks(
     view: SnapshotView, query: QueryContext, budget: int, entity_k: int | None = None
-) -> Callable[[], Banks]:
-    """The structural bank's entity search, started `beside` the caller where it is
-    LanceDB's indexed search (which waits in LanceDB's runtime while the caller computes
-    the query's flat prior), else left for the function returned; that function takes
+) -> Iterator[Callable[[], Banks]]:
+    """The structural bank's entity search, started beside the block (the caller computes
+    the query's flat prior in it); yields the function that finishes the banks: it takes
     the contextual and semantic banks from the prior's own BM25 and dense lists
     (`hybrid_signals`, top max(`POOL`, 2k) >= `budget`): a search's top `budget` is the
     head of its top pool (both searches are exhaustive top-k scans: no candidate depends
     on the limit), so each bank is the list a search of its own would return, without
     running that search again beside the prior's.
 
-    A table held in memory (`_structure_rows`, at most `IN_MEMORY_ROWS`) is searched after
-    the prior: its product is ~1-3 ms of CPU, and on two cores a worker doing it slowed
-    the prior's searches. Measured at 100k facts (60 queries in processes of their own
-    after the page cache was warmed, three alternating rounds): p95 17.7-20.3 ms after
-    the prior against 26.7-31.3 beside it, p50 alike; at 1M (LanceDB's search) beside
-    stayed ahead, p50 20.4-22.8 against 20.0-27.7 ms, p95 27.7-32.8 against 35.1-42.1."""
+    Where the search is LanceDB's indexed one, it runs on a worker (`beside`: it waits in
+    LanceDB's runtime). A table held in memory (`_structure_rows`, at most
+    `IN_MEMORY_ROWS`) is multiplied on the query's lane thread while the block runs on
+    the caller's alone (`transforms.cpu_lanes.on_lane`): the structure product and the
+    prior's segment product are both bound by memory bandwidth, and each on a core of its
+    own they took less than each cut in two lanes one after the other (~0.2 ms of lane
+    hand-offs a product, and no core left idle while the prior fuses its lists). A
+    worker of its own beside the lanes, a third thread on two cores, had slowed the
+    prior's searches (p95 26.7-31.3 ms against 17.7-20.3 at 100k facts)."""
     missing: list[str] = []
     try:
         structure = view.table("structure")
@@ -158,25 +164,24 @@ def start_banks(
     vector = view.embed_query(query.text)
     k = entity_k or budget
     in_memory = _structure_rows(view, structure) if structure is not None else None
-    entities = (
-        beside(_structural_entities, structure, vector, k)
-        if structure is not None and in_memory is None
-        else None
-    )
-
-    def finish() -> Banks:
-        signals = hybrid_signals(view, query)
-        raw = {"contextual": signals["bm25"][:budget], "semantic": signals["dense"][:budget]}
-        banks = Banks(raw=raw, normalised={}, missing=missing)
+    with contextlib.ExitStack() as stack:
         if in_memory is not None:
-            banks.entities = in_memory.nearest(vector, k)
-        elif entities is not None:
-            banks.entities = entities.result()
-        raw["structural"] = _structural_segments(view, query, banks, max(budget, CANDIDATES))
-        banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
-        return banks
+            entities = stack.enter_context(on_lane(in_memory.nearest, vector, k))
+        elif structure is not None:
+            entities = beside(_structural_entities, structure, vector, k).result
+        else:
+            entities = list
 
-    return finish
+        def finish() -> Banks:
+            signals = hybrid_signals(view, query)
+            raw = {"contextual": signals["bm25"][:budget], "semantic": signals["dense"][:budget]}
+            banks = Banks(raw=raw, normalised={}, missing=missing)
+            banks.entities = entities()
+            raw["structural"] = _structural_segments(view, query, banks, max(budget, CANDIDATES))
+            banks.normalised = {name: _normalise(scored) for name, scored in raw.items()}
+            return banks
+
+        yield finish
 
 
 def fuse(banks: Banks, weights: Mapping[str, float], k: int) -> list[tuple[str, float]]:
@@ -217,9 +222,9 @@ def _ranked(
 ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     """The banks fused (the first max(`depth`, `CANDIDATES`)) and blended with the flat
     prior, every candidate best first, and the explanation."""
-    pending = start_banks(view, query, budget, entity_k)
-    prior = flat_prior(view, query)
-    banks = pending()
+    with start_banks(view, query, budget, entity_k) as finish:
+        prior = flat_prior(view, query)
+    banks = finish()
     weights, source = resolve_weights(view, query.options)
     used = {b: round(weights[b], 6) for b in BANKS}
     graph = graph_of(view, query)

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from transforms.cpu_lanes import LANES, blas_controller, lane_product, map_lanes, one_blas_thread
+from transforms.cpu_lanes import (
+    LANES,
+    blas_controller,
+    lane_product,
+    map_lanes,
+    on_lane,
+    one_blas_thread,
+)
 
 
 def _blas_threads() -> list[int]:
@@ -90,3 +97,31 @@ def test_lane_product_is_the_product_with_the_same_bits_under_any_limit() -> Non
         two = lane_product(matrix, vector)
     assert one.shape == (2049,) and np.array_equal(one, two)
     assert np.allclose(one, matrix.astype(np.float64) @ vector, rtol=1e-5, atol=1e-4)
+
+
+def test_work_on_the_lane_runs_beside_a_body_whose_own_lanes_run_in_turn() -> None:
+    """`on_lane` inside a hold that allows lanes: the work runs on the lane thread, the
+    body's `map_lanes` on the caller's thread alone, and the work's product has the bits
+    of `lane_product` anywhere; without lanes the work runs when its result is asked."""
+    rng = np.random.default_rng(13)
+    matrix = rng.standard_normal((2049, 96)).astype(np.float32)
+    vector = rng.standard_normal(96).astype(np.float32)
+    expected = lane_product(matrix, vector)
+    caller = threading.current_thread().name
+
+    def product_and_thread() -> tuple[np.ndarray, str]:
+        return lane_product(matrix, vector), threading.current_thread().name
+
+    with threadpool_limits(limits=2, user_api="blas"), one_blas_thread():
+        with on_lane(product_and_thread) as result:
+            body = map_lanes(_thread_name, list(range(LANES)))
+        found, thread = result()
+        after = map_lanes(_thread_name, list(range(LANES)))
+    assert body == [caller] * LANES and thread.startswith("kgmem-lane-")
+    assert after[0] == caller and after[1].startswith("kgmem-lane-")  # the lanes are back
+    assert np.array_equal(found, expected)
+    ran = []
+    with threadpool_limits(limits=1, user_api="blas"), one_blas_thread():
+        with on_lane(lambda: ran.append(threading.current_thread().name) or 7) as result:
+            assert ran == []
+        assert result() == 7 and result() == 7 and ran == [caller]
