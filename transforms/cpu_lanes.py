@@ -25,6 +25,10 @@ begins, allowed two or more BLAS threads (one process of `--jobs 2` on two cores
 them one after the other, as does a query that starts while another query of the process
 holds the limit).
 
+Two pieces of work that are each bound by memory bandwidth can instead run side by side
+whole, one on the lane thread and the other on the caller's thread, whose own lanes then
+run in turn (`on_lane`: KGERMAR's structure product beside the query's flat prior).
+
 OpenBLAS's limit belongs to the process, so holds are counted: the first one limits, the
 last one to end restores what the caller had, and a query that ends never lifts the
 limit under another one still running in the process.
