@@ -44,6 +44,7 @@ the query (the second passage of a two-hop question is about the bridge, not the
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -455,8 +456,8 @@ class PathTrees:
         """`paths_between` of every pair of `entities` (in `itertools.combinations`
         order); an empty `Search` for a pair (i, j) of positions that `wanted` refuses.
         The halves of every pair are joined at once per path length (`_joins`)."""
-        pairs = [(s, t) for i, s in enumerate(entities) for t in entities[i + 1 :]]
-        positions = [(i, j) for i in range(len(entities)) for j in range(i + 1, len(entities))]
+        positions = list(itertools.combinations(range(len(entities)), 2))
+        pairs = [(entities[i], entities[j]) for i, j in positions]
         sides = [
             (
                 _Side.of(self.tree(s), (max_length + 1) // 2, t, None, limit),
